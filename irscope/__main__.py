@@ -1,0 +1,3 @@
+from irscope.cli.main import main
+
+raise SystemExit(main())
