@@ -1,0 +1,127 @@
+"""Entry point of the captured script's process: ``python irscope_bootstrap.py SCRIPT ARGS...``.
+
+Runs SCRIPT as ``__main__`` the way ``python SCRIPT`` would, after irscope's hook
+is in place (sitecustomize installed it). In compile-only mode, tensors are fake
+(torch's FakeTensorMode: shapes, dtypes and strides, no data) and Triton's driver
+is a stand-in, so ``kernel[grid](...)`` compiles for the chosen target and skips
+the launch. Standard library only, like the hook.
+
+A failure of the script is written to ``IRSCOPE_SPOOL/script_error.json`` (one
+line for the user, plus the traceback), so the parent can report it and keep
+every kernel captured before it.
+"""
+
+import json
+import os
+import runpy
+import sys
+import traceback
+
+EXIT_SCRIPT_FAILED = 3
+EXIT_NO_TRITON = 4
+
+
+def _report(kind, exc, script):
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    script_abs = os.path.abspath(script)
+    for frame in reversed(tb):  # the innermost frame in the user's script
+        if os.path.abspath(frame.filename) == script_abs:
+            where = "%s:%d" % (os.path.basename(frame.filename), frame.lineno)
+            break
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where = "%s:%s" % (os.path.basename(exc.filename), exc.lineno)
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    chain, seen = exc, 0
+    while chain is not None and seen < 10:  # fake tensors cannot give values
+        if "DataDependent" in type(chain).__name__ or "FakeTensor" in str(chain)[:2000]:
+            kind = "data-dependent"
+            break
+        chain, seen = chain.__cause__ or chain.__context__, seen + 1
+    info = {
+        "kind": kind,
+        "type": type(exc).__name__,
+        "message": message[:500],
+        "where": where,
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-20000:],
+    }
+    spool = os.environ.get("IRSCOPE_SPOOL")
+    if spool:
+        _write_json(os.path.join(spool, "script_error.json"), info)
+
+
+def _write_json(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f)
+    os.replace(tmp, path)
+
+
+def _compile_only_context():
+    """Fake tensors for compile-only mode, or a no-op context without torch."""
+    import contextlib
+
+    try:
+        import torch
+    except ImportError:
+        return contextlib.nullcontext()
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    # Scripts written for a GPU synchronise before timing or checking; with no
+    # device there is nothing to wait for.
+    torch.cuda.synchronize = lambda *a, **k: None
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write("usage: irscope_bootstrap.py SCRIPT [ARGS...]\n")
+        return 2
+    script = argv[1]
+    try:
+        import triton  # noqa: F401  (also triggers the hook's patching)
+    except Exception as exc:
+        _report("no-triton", exc, script)
+        return EXIT_NO_TRITON
+    sys.argv = argv[1:]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    import irscope_child_hook
+
+    compile_only = irscope_child_hook.resolved_mode() == "compile-only"
+    if compile_only:
+        import warnings
+
+        # Triton reads data_ptr() of fake tensors to check alignment (it is 0,
+        # i.e. aligned, as real allocations are); torch warns about each read.
+        warnings.filterwarnings("ignore", message=".*data pointer of FakeTensor.*")
+    _write_json(os.path.join(os.environ.get("IRSCOPE_SPOOL", "."), "process.json"), {
+        "mode": irscope_child_hook.resolved_mode(),
+        "versions": irscope_child_hook._versions(),
+        "python_executable": sys.executable,
+    })
+    try:
+        ctx = _compile_only_context() if compile_only else None
+        if ctx is None:
+            runpy.run_path(script, run_name="__main__")
+        else:
+            with ctx:
+                runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        if code is None or code == 0:
+            return 0
+        if not isinstance(code, int):
+            sys.stderr.write("%s\n" % code)
+            code = 1
+        _report("exit", exc, script)
+        return code
+    except KeyboardInterrupt:
+        return 130
+    except BaseException as exc:
+        _report("exception", exc, script)
+        return EXIT_SCRIPT_FAILED
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

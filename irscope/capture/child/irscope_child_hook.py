@@ -1,0 +1,436 @@
+"""irscope's compile hook, running inside the captured script's processes.
+
+This file must work in any environment that has Triton (3.0 to 3.9), even one
+where irscope itself and its dependencies are not installed (``--python``): it
+uses only the standard library and Triton.
+
+For every call of ``triton.compiler.compile`` it writes one *record* into the
+spool folder named by ``IRSCOPE_SPOOL``:
+
+    rec-<pid>-<seq>/meta.json   what was compiled, how, the outcome
+    rec-<pid>-<seq>/dump.txt    everything the compile wrote to fd 2: the
+                                per-pass MLIR (and LLVM) IR dumps
+    cache/<pid>-<seq>/...       Triton's own stage files for that compile
+
+A record is written in a ``.tmp`` folder and renamed when complete, so the
+parent process only ever ingests whole records. On a real GPU, the driver's
+register/spill counts arrive later (the first launch loads the binary) as
+``drv-<pid>-<n>.json``.
+"""
+
+import json
+import os
+import platform
+import socket
+import sys
+import threading
+import time
+import traceback
+
+SPOOL = os.environ.get("IRSCOPE_SPOOL", "")
+MODE = os.environ.get("IRSCOPE_MODE", "auto")  # "auto", "gpu" or "compile-only"
+TARGET = os.environ.get("IRSCOPE_TARGET", "")
+
+# One compile at a time per process: fd 2 is redirected around each compile to
+# catch the C++ pass dumps, and a process has only one fd 2.
+_LOCK = threading.RLock()
+_STATE = threading.local()
+_SEQ = [0]
+_DRV_SEQ = [0]
+_INSTALLED = [False]
+
+
+def _now():
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _jsonable(value):
+    """Best-effort JSON form of Triton's signature/constexpr/attr objects."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {_key(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return _jsonable(value._asdict())
+    return repr(value)
+
+
+def _key(k, names=None):
+    if isinstance(k, tuple) and len(k) == 1:
+        k = k[0]
+    if names is not None and isinstance(k, int) and 0 <= k < len(names):
+        return names[k]
+    if names is not None and isinstance(k, str) and k.isdigit() and int(k) < len(names):
+        return names[int(k)]
+    return k if isinstance(k, str) else repr(k)
+
+
+def _by_name(value, names):
+    """Key a {param index: x} mapping by parameter name, as users read it."""
+    if hasattr(value, "arg_properties") and hasattr(value, "property_values"):
+        # Triton 3.0-3.2 AttrsDescriptor: {property: [param indices]}
+        out = {}
+        for prop, ids in value.arg_properties.items():
+            for i in ids:
+                out.setdefault(_key(i, names), []).append([prop, value.property_values.get(prop)])
+        return out
+    if not isinstance(value, dict):
+        return _jsonable(value)
+    return {_key(k, names): _jsonable(v) for k, v in value.items()}
+
+
+def _target_text(target):
+    if target is None:
+        return ""
+    backend = getattr(target, "backend", "")
+    arch = getattr(target, "arch", "")
+    if backend == "cuda":
+        return "sm_%s" % arch
+    return str(arch)
+
+
+def _write_json_atomic(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, default=repr)
+    os.replace(tmp, path)
+
+
+def _fd2_offset():
+    try:
+        return os.lseek(2, 0, os.SEEK_CUR)
+    except OSError:
+        return -1
+
+
+class _Record:
+    """State of the compile in progress on this thread."""
+
+    def __init__(self, seq):
+        self.seq = seq
+        self.name = "rec-%d-%d" % (os.getpid(), seq)
+        self.dir_tmp = os.path.join(SPOOL, self.name + ".tmp")
+        self.cache_dir = os.path.join(SPOOL, "cache", "%d-%d" % (os.getpid(), seq))
+        self.stages = []  # [{"stage", "seconds", "dump_start", "dump_end", "ok"}]
+
+    def stage_started(self, ext):
+        sys.stderr.flush()
+        self.stages.append({"stage": ext, "dump_start": _fd2_offset(), "t0": time.perf_counter()})
+
+    def stage_ended(self, ok):
+        sys.stderr.flush()
+        st = self.stages[-1]
+        st["seconds"] = time.perf_counter() - st.pop("t0")
+        st["dump_end"] = _fd2_offset()
+        st["ok"] = ok
+
+
+def _wrap_stage(ext, fn):
+    def stage(*args, **kwargs):
+        rec = getattr(_STATE, "record", None)
+        if rec is None:
+            return fn(*args, **kwargs)
+        rec.stage_started(ext)
+        try:
+            out = fn(*args, **kwargs)
+        except BaseException:
+            rec.stage_ended(False)
+            raise
+        rec.stage_ended(True)
+        return out
+
+    stage.__irscope_wrapped__ = True
+    return stage
+
+
+def _patch_backend_class(backend):
+    cls = type(backend)
+    if getattr(cls, "__irscope_patched__", False):
+        return
+    original = cls.add_stages
+
+    def add_stages(self, stages, *args, **kwargs):
+        out = original(self, stages, *args, **kwargs)
+        for ext, fn in list(stages.items()):
+            if not getattr(fn, "__irscope_wrapped__", False):
+                stages[ext] = _wrap_stage(ext, fn)
+        return out
+
+    cls.add_stages = add_stages
+    cls.__irscope_patched__ = True
+
+
+def _source_info(src):
+    """Kernel name, file, first line and Python source of a compile's source."""
+    fn = getattr(src, "fn", None)
+    info = {"kernel": getattr(src, "name", None) or "<ir>", "file": None, "first_line": None, "source": None}
+    if fn is None:  # an IR file compiled directly
+        info["file"] = getattr(src, "path", None)
+        return info
+    pyfn = getattr(fn, "fn", fn)
+    code = getattr(pyfn, "__code__", None)
+    info["kernel"] = getattr(pyfn, "__name__", info["kernel"])
+    info["qualname"] = getattr(pyfn, "__qualname__", None)
+    info["module"] = getattr(pyfn, "__module__", None)
+    if code is not None:
+        info["file"] = code.co_filename
+        info["first_line"] = code.co_firstlineno
+    info["source"] = getattr(fn, "src", None)
+    return info
+
+
+def _versions():
+    out = {"python": platform.python_version()}
+    for name in ("triton", "torch"):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            out[name] = getattr(mod, "__version__", None)
+    return out
+
+
+def _tools_dir():
+    triton = sys.modules.get("triton")
+    if triton is None:
+        return None
+    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+    return path if os.path.isdir(path) else None
+
+
+def _stage_files(kernel, cache_dir):
+    """{file name: absolute path} of the stage files the compile wrote."""
+    group = getattr(kernel, "metadata_group", None) if kernel is not None else None
+    if group:
+        return {os.path.basename(k): v for k, v in group.items()}
+    # Failed compile: whatever stages finished are in the private cache dir.
+    found = {}
+    for root, _dirs, files in os.walk(cache_dir):
+        for f in files:
+            if ".tmp." in f or f.startswith("__grp__") or f == "lock":
+                continue
+            found[f] = os.path.join(root, f)
+    return found
+
+
+def _error_info(exc):
+    text = str(exc)
+    return {
+        "type": type(exc).__name__,
+        "message": text,
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-20000:],
+    }
+
+
+def _capture_compile(original, src, target, options, args, kwargs):
+    if getattr(_STATE, "record", None) is not None:  # nested: not a new kernel
+        return original(src, target, options, *args, **kwargs)
+    with _LOCK:
+        _SEQ[0] += 1
+        rec = _Record(_SEQ[0])
+        os.makedirs(rec.dir_tmp, exist_ok=True)
+        os.makedirs(rec.cache_dir, exist_ok=True)
+        saved_cache = os.environ.get("TRITON_CACHE_DIR")
+        os.environ["TRITON_CACHE_DIR"] = rec.cache_dir
+        dump_fd = os.open(os.path.join(rec.dir_tmp, "dump.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        sys.stderr.flush()
+        saved_fd2 = os.dup(2)
+        os.dup2(dump_fd, 2)
+        _STATE.record = rec
+        started = _now()
+        t0 = time.perf_counter()
+        kernel = None
+        error = None
+        try:
+            kernel = original(src, target, options, *args, **kwargs)
+        except BaseException as exc:  # re-raised below, unchanged
+            error = exc
+        finally:
+            elapsed = time.perf_counter() - t0
+            _STATE.record = None
+            try:
+                sys.stderr.flush()
+            except Exception:
+                pass
+            os.dup2(saved_fd2, 2)
+            os.close(saved_fd2)
+            os.close(dump_fd)
+            if saved_cache is None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
+            else:
+                os.environ["TRITON_CACHE_DIR"] = saved_cache
+        try:
+            _write_record(rec, src, target, options, kernel, error, started, elapsed)
+        except Exception as exc:  # never break the user's compile because of us
+            sys.stderr.write("irscope: could not record a compile: %s\n" % exc)
+        if error is not None:
+            raise error
+        return kernel
+
+
+def _write_record(rec, src, target, options, kernel, error, started, elapsed):
+    meta = _source_info(src)
+    names = list(getattr(getattr(src, "fn", None), "arg_names", None) or []) or None
+    if kernel is not None:
+        target = getattr(kernel.metadata, "target", target)
+    if target is None:
+        try:
+            from triton.runtime import driver
+
+            target = driver.active.get_current_target()
+        except Exception:
+            target = None
+    meta.update(
+        {
+            "pid": os.getpid(),
+            "seq": rec.seq,
+            "started": started,
+            "seconds": elapsed,
+            "mode": MODE,
+            "target": _target_text(target),
+            "target_full": _jsonable(target),
+            "signature": _jsonable(getattr(src, "signature", None)),
+            "constexprs": _by_name(getattr(src, "constexprs", getattr(src, "constants", None)), names),
+            "attrs": _by_name(getattr(src, "attrs", None), names),
+            "options": _jsonable(options),
+            "versions": _versions(),
+            "host": socket.gethostname(),
+            "argv": list(sys.argv),
+            "tools_dir": _tools_dir(),
+            "stages": rec.stages,
+            "files": _stage_files(kernel, rec.cache_dir),
+            "hash": getattr(kernel, "hash", None),
+            "error": _error_info(error) if error is not None else None,
+            "env": {k: v for k, v in os.environ.items() if k.startswith(("TRITON_", "MLIR_", "LLVM_", "USE_IR_LOC"))},
+        }
+    )
+    _write_json_atomic(os.path.join(rec.dir_tmp, "meta.json"), meta)
+    os.replace(rec.dir_tmp, os.path.join(SPOOL, rec.name))
+
+
+def _patch_init_handles(compiled_kernel_cls):
+    """On a GPU, record the driver's register and spill counts after loading."""
+    original = compiled_kernel_cls._init_handles
+    if getattr(original, "__irscope_wrapped__", False):
+        return
+
+    def _init_handles(self):
+        fresh = getattr(self, "module", None) is None
+        out = original(self)
+        if fresh and getattr(self, "module", None) is not None:
+            try:
+                with _LOCK:
+                    _DRV_SEQ[0] += 1
+                    path = os.path.join(SPOOL, "drv-%d-%d.json" % (os.getpid(), _DRV_SEQ[0]))
+                _write_json_atomic(
+                    path,
+                    {
+                        "hash": getattr(self, "hash", None),
+                        "name": getattr(self, "name", None),
+                        "n_regs": getattr(self, "n_regs", None),
+                        "n_spills": getattr(self, "n_spills", None),
+                        "n_max_threads": getattr(self, "n_max_threads", None),
+                    },
+                )
+            except Exception:
+                pass
+        return out
+
+    _init_handles.__irscope_wrapped__ = True
+    compiled_kernel_cls._init_handles = _init_handles
+
+
+def _patch_triton():
+    """Wrap Triton's compile entry points; called once Triton is imported."""
+    if _INSTALLED[0]:
+        return
+    _INSTALLED[0] = True
+    import triton.compiler.compiler as cc
+
+    original_compile = cc.compile
+
+    def compile(src, target=None, options=None, *args, **kwargs):
+        return _capture_compile(original_compile, src, target, options, args, kwargs)
+
+    compile.__wrapped__ = original_compile
+    original_make_backend = cc.make_backend
+
+    def make_backend(*args, **kwargs):
+        backend = original_make_backend(*args, **kwargs)
+        try:
+            _patch_backend_class(backend)
+        except Exception:
+            pass
+        return backend
+
+    # The JIT and other modules hold their own references (``from ..compiler
+    # import compile``): replace every reference to the originals we can find.
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("triton") or module is None:
+            continue
+        if getattr(module, "compile", None) is original_compile:
+            module.compile = compile
+        if getattr(module, "make_backend", None) is original_make_backend:
+            module.make_backend = make_backend
+    global MODE
+    if MODE == "auto":
+        MODE = "gpu" if _gpu_present() else "compile-only"
+    ck = getattr(cc, "CompiledKernel", None)
+    if ck is not None and MODE == "gpu":
+        _patch_init_handles(ck)
+    if MODE == "compile-only":
+        import irscope_fake_driver
+
+        irscope_fake_driver.install(TARGET or "sm_90")
+
+
+def _gpu_present():
+    """Whether Triton's own driver finds a usable GPU in this process."""
+    try:
+        import triton.runtime.driver  # noqa: F401
+
+        sys.modules["triton.runtime.driver"].driver.active.get_current_target()
+        return True
+    except Exception:
+        return False
+
+
+def resolved_mode():
+    """'gpu' or 'compile-only' once Triton is imported ('auto' before)."""
+    return MODE
+
+
+class _TritonImportWatcher:
+    """Meta-path finder that patches Triton right after ``import triton`` ends."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "triton":
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        original_exec = loader.exec_module
+
+        def exec_module(module):
+            original_exec(module)
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:
+                pass
+            _patch_triton()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def install():
+    """Install the hook in this process (idempotent)."""
+    if not SPOOL:
+        return
+    if "triton" in sys.modules:
+        _patch_triton()
+    elif not any(isinstance(f, _TritonImportWatcher) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TritonImportWatcher())

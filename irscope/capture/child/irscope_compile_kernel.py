@@ -1,0 +1,91 @@
+"""``irscope compile FILE::KERNEL``: compile one kernel with no driver script.
+
+Run by irscope_bootstrap as the "script": ``irscope_compile_kernel.py SPEC.json``.
+The spec names the file, the kernel, the signature (types of the runtime
+arguments), constexpr values and options. Builds Triton's ``ASTSource`` the way
+the installed version wants it (its arguments changed at 3.3) and compiles for
+the active driver's target (irscope's stand-in driver in compile-only mode).
+Standard library and Triton only.
+"""
+
+import importlib.util
+import json
+import os
+import sys
+
+
+def _load_kernel(path, name):
+    spec = importlib.util.spec_from_file_location("_irscope_kernel_module", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec.loader.exec_module(module)
+    if not hasattr(module, name):
+        raise SystemExit("irscope compile: %s has no kernel named %r" % (path, name))
+    fn = getattr(module, name)
+    while not hasattr(fn, "arg_names") and hasattr(fn, "fn"):  # Autotuner, Heuristics
+        fn = fn.fn
+    if not hasattr(fn, "arg_names"):
+        raise SystemExit("irscope compile: %s.%s is not a @triton.jit kernel" % (os.path.basename(path), name))
+    return fn
+
+
+def _constexpr_value(text):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if text in ("True", "False"):
+        return text == "True"
+    return text
+
+
+def main(spec_path):
+    with open(spec_path) as f:
+        spec = json.load(f)
+    import triton
+    from triton.compiler import ASTSource
+
+    fn = _load_kernel(spec["file"], spec["kernel"])
+    names = list(fn.arg_names)
+    types = dict(spec["signature"])  # name -> type ('*fp32', 'i32', ...)
+    divisible = set(spec.get("divisible", []))  # names hinted divisible by 16
+    constexprs = {k: _constexpr_value(v) for k, v in spec.get("constexprs", {}).items()}
+    runtime = [n for n in names if n not in constexprs]
+    positional = {k: v for k, v in types.items() if k.startswith("#")}
+    if positional:  # '*fp32,i32': runtime parameters in order
+        if len(positional) > len(runtime):
+            raise SystemExit("irscope compile: %d types given, %s has %d runtime parameters (%s)" % (len(positional), spec["kernel"], len(runtime), ", ".join(runtime)))
+        renamed = {runtime[int(k[1:])]: v for k, v in positional.items()}
+        divisible = {runtime[int(k[1:])] if k.startswith("#") else k for k in divisible}
+        types = {**{k: v for k, v in types.items() if not k.startswith("#")}, **renamed}
+    missing = [n for n in names if n not in types and n not in constexprs]
+    if missing:
+        raise SystemExit("irscope compile: no type or value given for %s (use --signature / --constexpr)" % ", ".join(missing))
+    unknown = [n for n in list(types) + list(constexprs) if n not in names]
+    if unknown:
+        raise SystemExit("irscope compile: %s has no parameter %s (it has: %s)" % (spec["kernel"], ", ".join(unknown), ", ".join(names)))
+    version = tuple(int(x) for x in triton.__version__.split(".")[:2])
+    if version >= (3, 3):
+        signature = {n: ("constexpr" if n in constexprs else types[n]) for n in names}
+        consts = {(names.index(n),): v for n, v in constexprs.items()}
+        attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in names if n in divisible}
+        src = ASTSource(fn, signature, constexprs=consts, attrs=attrs)
+    else:
+        from triton.backends.compiler import AttrsDescriptor
+
+        signature = {n: types[n] for n in names if n not in constexprs}
+        attrs = AttrsDescriptor.from_hints({names.index(n): 16 for n in divisible})
+        src = ASTSource(fn, signature, constants=dict(constexprs), attrs=attrs)
+    options = {k: v for k, v in spec.get("options", {}).items() if v is not None}
+    import triton.runtime.driver  # noqa: F401
+
+    target = sys.modules["triton.runtime.driver"].driver.active.get_current_target()
+    kernel = triton.compile(src, target=target, options=options)
+    print("compiled %s for %s" % (spec["kernel"], target))
+    return kernel
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

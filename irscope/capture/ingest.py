@@ -1,0 +1,171 @@
+"""Turn one spool record written by the child hook into a CapturedKernel."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from irscope.capture.dumpstream import split_dump_stream
+from irscope.capture.model import CapturedKernel, PassRecord
+from irscope.capture.tools import Resources, resources_from_binary, sass_with_lines
+
+BINARY_STAGES = ("cubin", "hsaco")
+_OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+_OPTION_DEFAULTS = {"num_ctas": 1, "maxnreg": None}
+
+
+def variant_label(constexprs: dict, options: dict) -> str:
+    """A short, stable, human-readable name for a specialisation.
+
+    ``BLOCK_SIZE=1024,num_warps=4,num_stages=3``: the constexpr values (and the
+    integer arguments Triton folded to constants) plus the launch options that
+    change the code. The same label is produced by any Triton version, so
+    variants can be matched across captures.
+    """
+    parts = [f"{k}={_short(v)}" for k, v in (constexprs or {}).items() if v is not None]
+    for key in _OPTION_KEYS:
+        value = (options or {}).get(key)
+        if key in _OPTION_DEFAULTS and value == _OPTION_DEFAULTS[key]:
+            continue
+        if value is not None:
+            parts.append(f"{key}={value}")
+    return ",".join(parts) or "default"
+
+
+def _short(value) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _error_summary(error: dict) -> str:
+    """One line for a compile error: type and the most telling line."""
+    message = error.get("message") or ""
+    # CompilationError puts the source snippet first and the reason last.
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip() and not set(ln.strip()) <= {"^", " "}]
+    reason = lines[-1] if lines else ""
+    return f"{error.get('type', 'Error')}: {reason[:300]}"
+
+
+def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
+    """Read ``rec-*/`` (meta.json, dump.txt and the stage files it points to).
+
+    ``run_tools`` runs nvdisasm/cuobjdump/ptxas from the capturing Triton's wheel
+    for SASS and resource usage.
+    """
+    with open(os.path.join(record_dir, "meta.json")) as f:
+        meta = json.load(f)
+    dump_path = os.path.join(record_dir, "dump.txt")
+    dump = b""
+    if os.path.exists(dump_path):
+        with open(dump_path, "rb") as f:
+            dump = f.read()
+
+    passes: list[PassRecord] = []
+    logs: list[str] = []
+    covered = 0
+    for st in meta.get("stages", []):
+        start, end = st.get("dump_start", -1), st.get("dump_end", -1)
+        if start < 0 or end < start:
+            continue
+        if start > covered:
+            logs.append(dump[covered:start].decode("utf-8", "replace"))
+        covered = max(covered, end)
+        snaps, noise = split_dump_stream(dump[start:end].decode("utf-8", "replace"))
+        if noise.strip():
+            logs.append(noise)
+        for s in snaps:
+            passes.append(
+                PassRecord(len(passes), st["stage"], s.kind, s.when, s.name, s.argument, s.options, s.anchor, s.anchor_name, s.text)
+            )
+    if covered < len(dump):
+        logs.append(dump[covered:].decode("utf-8", "replace"))
+
+    stages: dict[str, str | bytes] = {}
+    metadata: dict = {}
+    for fname, path in (meta.get("files") or {}).items():
+        ext = fname.rsplit(".", 1)[-1]
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if ext == "json":
+            try:
+                metadata = json.loads(data)
+            except ValueError:
+                pass
+            stages["json"] = data.decode("utf-8", "replace")
+        elif ext in BINARY_STAGES:
+            stages[ext] = data
+        else:
+            stages[ext] = data.decode("utf-8", "replace")
+
+    notes: list[str] = []
+    target = meta.get("target") or ""
+    resources = Resources()
+    options = meta.get("options") or {}
+    if run_tools and "cubin" in stages:
+        sass, note = sass_with_lines(meta.get("tools_dir"), stages["cubin"])
+        if sass is not None:
+            stages["sass"] = sass
+        else:
+            notes.append(f"no SASS: {note}")
+        arch = int(target[3:]) if target.startswith("sm_") and target[3:].isdigit() else 90
+        resources = resources_from_binary(meta.get("tools_dir"), stages["cubin"], stages.get("ptx"), arch, options)
+        notes.extend(resources.notes)
+    if target.startswith("gfx"):
+        notes.append("AMD target: no SASS/cubin stages; resource usage from Triton's metadata only")
+        if metadata:
+            resources = Resources(
+                registers=metadata.get("n_regs") or None,
+                spill_stores=metadata.get("n_spills") if metadata.get("n_spills") is not None else None,
+                shared=metadata.get("shared"),
+                source="metadata",
+            )
+    if resources.shared is None and metadata.get("shared") is not None:
+        resources.shared = metadata["shared"]
+
+    error = meta.get("error")
+    failed_stage = failed_pass = None
+    if error:
+        failed = [s for s in meta.get("stages", []) if not s.get("ok", True)]
+        if failed:
+            failed_stage = failed[0]["stage"]
+            in_stage = [p for p in passes if p.stage == failed_stage]
+            explicit = [p for p in in_stage if p.when == "after-failed"]
+            last = explicit[-1] if explicit else (in_stage[-1] if in_stage else None)
+            if last is not None:
+                failed_pass = f"{last.name} ({last.argument})" if last.argument else last.name
+        else:
+            failed_stage = "frontend"
+    constexprs = meta.get("constexprs") or {}
+    return CapturedKernel(
+        kernel=meta.get("kernel") or "<unknown>",
+        file=meta.get("file"),
+        first_line=meta.get("first_line"),
+        source=meta.get("source"),
+        target=target,
+        variant=variant_label(constexprs, options),
+        hash=meta.get("hash") or metadata.get("hash"),
+        signature=meta.get("signature") or {},
+        constexprs=constexprs,
+        attrs=meta.get("attrs") or {},
+        options=options,
+        versions=meta.get("versions") or {},
+        host=meta.get("host") or "",
+        argv=meta.get("argv") or [],
+        started=meta.get("started") or "",
+        compile_seconds=float(meta.get("seconds") or 0.0),
+        stage_seconds={s["stage"]: s.get("seconds") for s in meta.get("stages", []) if s.get("seconds") is not None},
+        stages=stages,
+        passes=passes,
+        resources=resources,
+        metadata=metadata,
+        mode=meta.get("mode") or "",
+        error=_error_summary(error) if error else None,
+        error_detail=(error.get("message", "") + "\n\n" + error.get("traceback", "")) if error else None,
+        failed_stage=failed_stage,
+        failed_pass=failed_pass,
+        notes=notes,
+        log="".join(logs),
+    )

@@ -1,0 +1,89 @@
+"""What a capture produces: plain dataclasses handed to the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from irscope.capture.tools import Resources
+
+# Stage names in pipeline order; a capture holds the ones its compile reached.
+STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "json")
+TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
+
+
+@dataclass(slots=True)
+class PassRecord:
+    """One per-pass snapshot, placed in the pipeline.
+
+    ``stage`` is the stage whose compile step ran the pass (ttir, ttgir, llir).
+    ``kind`` is 'mlir' or 'llvm'; ``when`` 'before', 'after', 'after-failed' or
+    'internal'.
+    """
+
+    seq: int
+    stage: str
+    kind: str
+    when: str
+    name: str
+    argument: str
+    options: str
+    anchor: str
+    anchor_name: str
+    text: str
+
+
+@dataclass(slots=True)
+class RunInfo:
+    """How a capture run was made (recorded once per ``irscope run``)."""
+
+    command: list[str]
+    script: str
+    cwd: str
+    host: str
+    mode: str  # 'gpu' or 'compile-only'
+    targets: list[str]
+    llvm_passes: bool
+    irscope_version: str
+    started: str
+    python_executable: str
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class CapturedKernel:
+    """Everything kept for one compile of one kernel variant on one target."""
+
+    kernel: str
+    file: str | None
+    first_line: int | None
+    source: str | None
+    target: str
+    variant: str
+    hash: str | None
+    signature: dict
+    constexprs: dict
+    attrs: dict
+    options: dict
+    versions: dict  # python, triton, torch
+    host: str
+    argv: list[str]
+    started: str
+    compile_seconds: float
+    stage_seconds: dict[str, float]
+    stages: dict[str, str | bytes]  # stage name -> final text (bytes for binaries)
+    passes: list[PassRecord]
+    resources: Resources
+    metadata: dict  # Triton's metadata JSON
+    mode: str
+    error: str | None = None  # one paragraph; None when the compile succeeded
+    error_detail: str | None = None  # full traceback/diagnostics
+    failed_stage: str | None = None
+    failed_pass: str | None = None
+    notes: list[str] = field(default_factory=list)  # what is missing, and why
+    log: str = ""  # compiler output that belonged to no dump
+
+    @property
+    def raw_bytes(self) -> int:
+        """Size of the IR text kept, before dedup and compression."""
+        n = sum(len(t.encode()) if isinstance(t, str) else len(t) for t in self.stages.values())
+        return n + sum(len(p.text.encode()) for p in self.passes)

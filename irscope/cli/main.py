@@ -1,0 +1,97 @@
+"""``irscope`` command line: argument parsing and the one-line error contract."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from irscope import __version__
+from irscope.errors import IrscopeError
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors in one line (and exits 2)."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"irscope: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="irscope", description="See what the Triton compiler does to your kernel.")
+    p.add_argument("--version", action="version", version=f"irscope {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def capture_flags(sp):
+        sp.add_argument("-o", "--output", metavar="BUNDLE", help="bundle file to write or add to")
+        sp.add_argument("--target", action="append", default=[], metavar="T",
+                        help="compile-only for this target (sm_90, sm_80, gfx942...); repeatable")
+        sp.add_argument("--llvm-passes", action="store_true", help="also keep every per-pass LLVM IR snapshot (~6x compile time)")
+        sp.add_argument("--python", metavar="PATH", help="interpreter to run under (e.g. a venv with another Triton)")
+        sp.add_argument("--json", action="store_true", help="print the captures as JSON instead of a table")
+        sp.add_argument("-q", "--quiet", action="store_true", help="no progress, no script output")
+
+    run = sub.add_parser("run", help="run a script and capture every kernel it compiles",
+                         description="Run SCRIPT with Triton's dump switches on and keep every kernel it compiles. "
+                                     "Arguments after '--' go to the script.")
+    run.add_argument("script", metavar="SCRIPT")
+    capture_flags(run)
+    run.add_argument("--strict", action="store_true", help="exit non-zero when the script fails, even in compile-only mode")
+
+    comp = sub.add_parser("compile", help="compile one kernel with no driver script",
+                          description="Compile FILE::KERNEL for the given targets and capture it.")
+    comp.add_argument("spec", metavar="FILE::KERNEL")
+    comp.add_argument("--signature", default="", metavar="SIG",
+                      help="runtime argument types, e.g. 'x_ptr:*fp32,n:i32' or positional '*fp32,*fp32,i32'; "
+                           "':16' marks an argument divisible by 16 (pointers are by default)")
+    comp.add_argument("--constexpr", action="append", default=[], metavar="NAME=VALUE")
+    comp.add_argument("--num-warps", type=int)
+    comp.add_argument("--num-stages", type=int)
+    capture_flags(comp)
+
+    ls = sub.add_parser("ls", help="list the captures in a bundle")
+    ls.add_argument("bundle", metavar="BUNDLE")
+    ls.add_argument("--json", action="store_true", help="a JSON list, one object per capture")
+    ls.add_argument("--runs", action="store_true", help="list the capture runs (provenance) instead")
+
+    cat = sub.add_parser("cat", help="print one stage or pass snapshot of a kernel")
+    cat.add_argument("bundle", metavar="BUNDLE")
+    cat.add_argument("kernel", metavar="KERNEL")
+    cat.add_argument("--stage", default="ttgir", help="ttir, ttgir, llir, ptx, sass, source, json (default ttgir)")
+    cat.add_argument("--pass", dest="pass_index", type=int, metavar="N", help="the N-th per-pass snapshot instead (0-based)")
+    cat.add_argument("--target", metavar="T")
+    cat.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``irscope`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1 :]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        if args.command in ("run", "compile"):
+            from irscope.cli import run_cmd
+
+            return run_cmd.main(args, script_args, ["irscope", *(sys.argv[1:] if argv is None else argv)])
+        from irscope.cli import inspect_cmd
+
+        return inspect_cmd.main(args)
+    except IrscopeError as exc:
+        print(f"irscope: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("irscope: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,47 @@
+"""Rich renderings shared by commands (tables, sizes)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from irscope.store.bundle import CaptureRow
+
+STAGE_ABBREV = {"source": "src", "ttir": "ttir", "ttgir": "ttgir", "llir": "llir", "ptx": "ptx", "cubin": "cubin",
+                "sass": "sass", "json": "json", "amdgcn": "amdgcn", "hsaco": "hsaco"}
+
+
+def human_bytes(n: int | None) -> str:
+    """1536 -> '1.5 KiB'."""
+    if n is None:
+        return "-"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def _num(v) -> str:
+    return "-" if v is None else str(v)
+
+
+def capture_table(rows: list[CaptureRow], title: str | None = None) -> Table:
+    """The summary table of ``irscope run`` and ``irscope ls``."""
+    t = Table(title=title, header_style="bold", show_lines=False)
+    for col, kw in (("#", {"justify": "right"}), ("kernel", {}), ("variant", {"overflow": "fold"}), ("target", {}),
+                    ("triton", {}), ("stages", {}), ("passes", {"justify": "right"}), ("regs", {"justify": "right"}),
+                    ("spills", {"justify": "right"}), ("shared", {"justify": "right"}),
+                    ("compile", {"justify": "right"}), ("status", {})):
+        t.add_column(col, **kw)
+    for r in rows:
+        spills = None if r.spill_stores is None else r.spill_stores + (r.spill_loads or 0)
+        status = "[green]ok[/]" if not r.error else f"[red]failed[/] ({r.failed_pass or r.failed_stage or '?'})"
+        if not r.complete:
+            status += " [yellow]incomplete run[/]"
+        regs = _num(r.registers) + ("*" if r.resource_source == "driver" else "")
+        t.add_row(str(r.id), r.kernel, r.variant, r.target, r.triton_version or "-",
+                  " ".join(STAGE_ABBREV.get(s, s) for s in r.stages if s != "json"), str(r.passes), regs,
+                  _num(spills) if spills is None else human_bytes(spills), human_bytes(r.shared),
+                  "-" if r.compile_seconds is None else f"{r.compile_seconds:.2f}s", status)
+    return t

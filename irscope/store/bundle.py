@@ -1,0 +1,383 @@
+"""The capture bundle: one SQLite file (schema in docs/bundle-format.md).
+
+Writes are transactional: each kernel is stored in one transaction, and a run
+is marked complete only when it ends normally. A crash, kill or Ctrl-C leaves
+the bundle as it was plus every kernel committed so far, with the run marked
+incomplete; SQLite's journal rolls back a half-written kernel on next open.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import asdict, dataclass
+
+from irscope.capture.model import CapturedKernel, RunInfo
+from irscope.errors import IrscopeError
+from irscope.store.blobs import BlobStore
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x69725343  # 'irSC': marks the file as an irscope bundle
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started TEXT NOT NULL, finished TEXT,
+    complete INTEGER NOT NULL DEFAULT 0,
+    mode TEXT NOT NULL, targets TEXT NOT NULL, llvm_passes INTEGER NOT NULL,
+    command TEXT NOT NULL, script TEXT, cwd TEXT, host TEXT,
+    python_executable TEXT, irscope_version TEXT, env TEXT NOT NULL,
+    status TEXT, error TEXT
+);
+CREATE TABLE kernels (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL, file TEXT, first_line INTEGER, source TEXT,
+    UNIQUE (name, file, first_line, source)
+);
+CREATE TABLE captures (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    kernel_id INTEGER NOT NULL REFERENCES kernels(id),
+    variant TEXT NOT NULL, target TEXT NOT NULL, hash TEXT,
+    triton_version TEXT, torch_version TEXT, python_version TEXT,
+    host TEXT, argv TEXT, started TEXT, mode TEXT,
+    signature TEXT, constexprs TEXT, attrs TEXT, options TEXT, metadata TEXT,
+    compile_seconds REAL, stage_seconds TEXT,
+    registers INTEGER, spill_stores INTEGER, spill_loads INTEGER,
+    shared INTEGER, local INTEGER, stack INTEGER, resource_source TEXT,
+    raw_bytes INTEGER NOT NULL,
+    error TEXT, error_detail TEXT, failed_stage TEXT, failed_pass TEXT,
+    notes TEXT, log TEXT
+);
+CREATE INDEX captures_by_kernel ON captures(kernel_id, target, variant);
+CREATE TABLE blobs (
+    hash TEXT PRIMARY KEY, encoding TEXT NOT NULL, base TEXT, depth INTEGER NOT NULL,
+    raw_size INTEGER NOT NULL, data BLOB NOT NULL
+);
+CREATE TABLE stages (
+    capture_id INTEGER NOT NULL REFERENCES captures(id),
+    stage TEXT NOT NULL, blob TEXT NOT NULL REFERENCES blobs(hash), size INTEGER NOT NULL,
+    PRIMARY KEY (capture_id, stage)
+);
+CREATE TABLE passes (
+    capture_id INTEGER NOT NULL REFERENCES captures(id),
+    seq INTEGER NOT NULL, stage TEXT NOT NULL, kind TEXT NOT NULL, "when" TEXT NOT NULL,
+    name TEXT NOT NULL, argument TEXT, options TEXT, anchor TEXT, anchor_name TEXT,
+    blob TEXT NOT NULL REFERENCES blobs(hash), size INTEGER NOT NULL,
+    PRIMARY KEY (capture_id, seq)
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureRow:
+    """One capture as listed by ``irscope ls``."""
+
+    id: int
+    run_id: int
+    kernel: str
+    file: str | None
+    first_line: int | None
+    variant: str
+    target: str
+    triton_version: str | None
+    torch_version: str | None
+    python_version: str | None
+    stages: tuple[str, ...]
+    passes: int
+    raw_bytes: int
+    complete: bool
+    mode: str | None
+    registers: int | None
+    spill_stores: int | None
+    spill_loads: int | None
+    shared: int | None
+    local: int | None
+    stack: int | None
+    resource_source: str | None
+    compile_seconds: float | None
+    error: str | None
+    failed_stage: str | None
+    failed_pass: str | None
+
+    def to_json(self) -> dict:
+        """The ``irscope ls --json`` object."""
+        return asdict(self) | {"stages": list(self.stages)}
+
+
+@dataclass(frozen=True, slots=True)
+class PassRow:
+    """One per-pass snapshot's header (its text is read on demand)."""
+
+    seq: int
+    stage: str
+    kind: str
+    when: str
+    name: str
+    argument: str
+    options: str
+    anchor: str
+    anchor_name: str
+    blob: str
+    size: int
+
+
+def is_bundle(path: str) -> bool:
+    """True when ``path`` is an SQLite file stamped as an irscope bundle."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except OSError:
+        return False
+    return len(head) == 100 and head.startswith(b"SQLite format 3\x00") and int.from_bytes(head[68:72], "big") == APPLICATION_ID
+
+
+class Bundle:
+    """An open bundle. Use :meth:`open` (read, or read/write) and :meth:`close`."""
+
+    def __init__(self, path: str, conn: sqlite3.Connection):
+        self.path = path
+        self.conn = conn
+        self.blobs = BlobStore(conn)
+
+    # -- opening -----------------------------------------------------------
+    @classmethod
+    def open(cls, path: str, *, create: bool = False) -> "Bundle":
+        """Open ``path``; with ``create``, make a new bundle if it does not exist.
+
+        Raises IrscopeError for a file that is not a bundle (it is never touched)
+        or a bundle from a newer irscope.
+        """
+        exists = os.path.exists(path)
+        if exists and not is_bundle(path):
+            raise IrscopeError(f"{path} is not an irscope bundle")
+        if not exists and not create:
+            raise IrscopeError(f"{path}: no such bundle")
+        if not exists:
+            parent = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(parent):
+                raise IrscopeError(f"cannot write {path}: folder {parent} does not exist")
+            if not os.access(parent, os.W_OK):
+                raise IrscopeError(f"cannot write {path}: folder {parent} is not writable")
+        elif create and not os.access(path, os.W_OK):
+            raise IrscopeError(f"cannot write {path}: file is not writable")
+        try:
+            conn = sqlite3.connect(path if create else f"file:{path}?mode=ro", uri=not create, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout=10000")
+            if not exists:
+                cls._init_schema(conn)
+            version = int(conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
+        except sqlite3.DatabaseError as exc:
+            raise IrscopeError(f"{path}: unreadable bundle ({exc})") from None
+        if version > SCHEMA_VERSION:
+            raise IrscopeError(f"{path}: bundle schema {version} is newer than this irscope reads ({SCHEMA_VERSION})")
+        return cls(path, conn)
+
+    @staticmethod
+    def _init_schema(conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN")
+        conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.executemany(
+            "INSERT INTO meta VALUES (?,?)",
+            [("schema_version", str(SCHEMA_VERSION)), ("created", time.strftime("%Y-%m-%dT%H:%M:%S%z"))],
+        )
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Bundle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- writing -----------------------------------------------------------
+    def begin_run(self, info: RunInfo) -> int:
+        """Record a new capture run (incomplete until :meth:`finish_run`)."""
+        with self._tx():
+            cur = self.conn.execute(
+                "INSERT INTO runs(started, mode, targets, llvm_passes, command, script, cwd, host, python_executable,"
+                " irscope_version, env) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (info.started, info.mode, json.dumps(info.targets), int(info.llvm_passes), json.dumps(info.command),
+                 info.script, info.cwd, info.host, info.python_executable, info.irscope_version, json.dumps(info.env)),
+            )
+        return cur.lastrowid
+
+    def finish_run(self, run_id: int, *, complete: bool, status: str, error: str | None = None) -> None:
+        """Close a run: ``complete`` only when it ended normally."""
+        with self._tx():
+            self.conn.execute(
+                "UPDATE runs SET finished=?, complete=?, status=?, error=? WHERE id=?",
+                (time.strftime("%Y-%m-%dT%H:%M:%S%z"), int(complete), status, error, run_id),
+            )
+
+    def add_capture(self, run_id: int, k: CapturedKernel) -> int:
+        """Store one captured kernel in a single transaction; returns its id."""
+        with self._tx():
+            self.conn.execute(
+                "INSERT OR IGNORE INTO kernels(name, file, first_line, source) VALUES (?,?,?,?)",
+                (k.kernel, k.file, k.first_line, k.source),
+            )
+            kernel_id = self.conn.execute(
+                "SELECT id FROM kernels WHERE name=? AND file IS ? AND first_line IS ? AND source IS ?",
+                (k.kernel, k.file, k.first_line, k.source),
+            ).fetchone()[0]
+            r = k.resources
+            cur = self.conn.execute(
+                "INSERT INTO captures(run_id, kernel_id, variant, target, hash, triton_version, torch_version,"
+                " python_version, host, argv, started, mode, signature, constexprs, attrs, options, metadata,"
+                " compile_seconds, stage_seconds, registers, spill_stores, spill_loads, shared, local, stack,"
+                " resource_source, raw_bytes, error, error_detail, failed_stage, failed_pass, notes, log)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, kernel_id, k.variant, k.target, k.hash, k.versions.get("triton"), k.versions.get("torch"),
+                 k.versions.get("python"), k.host, json.dumps(k.argv), k.started, k.mode, json.dumps(k.signature),
+                 json.dumps(k.constexprs), json.dumps(k.attrs), json.dumps(k.options, default=repr),
+                 json.dumps(k.metadata, default=repr), k.compile_seconds, json.dumps(k.stage_seconds), r.registers,
+                 r.spill_stores, r.spill_loads, r.shared, r.local, r.stack, r.source, k.raw_bytes, k.error,
+                 k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes), k.log),
+            )
+            cid = cur.lastrowid
+            # Each snapshot is stored as a delta against the previous one of the
+            # same kind, and each stage's final text against that stage's last
+            # snapshot: that is where the near-duplicates are.
+            last: dict[str, str] = {}
+            last_of_stage: dict[str, str] = {}
+            for p in k.passes:
+                h = self.blobs.put(p.text, base=last.get(p.kind))
+                last[p.kind] = h
+                last_of_stage[p.stage] = h
+                self.conn.execute(
+                    "INSERT INTO passes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (cid, p.seq, p.stage, p.kind, p.when, p.name, p.argument, p.options, p.anchor, p.anchor_name, h,
+                     len(p.text.encode())),
+                )
+            previous_stage = None
+            for stage, data in k.stages.items():
+                base = last_of_stage.get(stage) or previous_stage
+                h = self.blobs.put(data, base=base if isinstance(data, str) else None)
+                if isinstance(data, str):
+                    previous_stage = h
+                self.conn.execute(
+                    "INSERT INTO stages VALUES (?,?,?,?)",
+                    (cid, stage, h, len(data.encode()) if isinstance(data, str) else len(data)),
+                )
+        return cid
+
+    def set_driver_resources(self, run_id: int, kernel_hash: str, n_regs: int | None, n_spills: int | None) -> int:
+        """Replace resource counts with the driver's (real GPU); returns rows updated."""
+        with self._tx():
+            cur = self.conn.execute(
+                "UPDATE captures SET registers=?, spill_stores=?, spill_loads=NULL, resource_source='driver'"
+                " WHERE run_id=? AND hash=?",
+                (n_regs, n_spills, run_id, kernel_hash),
+            )
+        return cur.rowcount
+
+    def _tx(self):
+        return _Transaction(self.conn)
+
+    # -- reading -----------------------------------------------------------
+    def captures(self, kernel: str | None = None) -> list[CaptureRow]:
+        """Every capture, in capture order; optionally only one kernel's."""
+        sql = (
+            "SELECT c.id, c.run_id, k.name, k.file, k.first_line, c.variant, c.target, c.triton_version,"
+            " c.torch_version, c.python_version,"
+            " (SELECT group_concat(stage, ',') FROM stages s WHERE s.capture_id=c.id),"
+            " (SELECT count(*) FROM passes p WHERE p.capture_id=c.id), c.raw_bytes, r.complete, c.mode,"
+            " c.registers, c.spill_stores, c.spill_loads, c.shared, c.local, c.stack, c.resource_source,"
+            " c.compile_seconds, c.error, c.failed_stage, c.failed_pass"
+            " FROM captures c JOIN kernels k ON k.id=c.kernel_id JOIN runs r ON r.id=c.run_id"
+        )
+        args: tuple = ()
+        if kernel is not None:
+            sql += " WHERE k.name=?"
+            args = (kernel,)
+        rows = self.conn.execute(sql + " ORDER BY c.id", args).fetchall()
+        out = []
+        for row in rows:
+            row = list(row)
+            row[10] = tuple(sorted((row[10] or "").split(","), key=_stage_rank)) if row[10] else ()
+            row[13] = bool(row[13])
+            out.append(CaptureRow(*row))
+        return out
+
+    def capture_info(self, capture_id: int) -> dict:
+        """All columns of one capture, JSON fields decoded."""
+        cur = self.conn.execute("SELECT * FROM captures WHERE id=?", (capture_id,))
+        row = cur.fetchone()
+        if row is None:
+            raise IrscopeError(f"no capture {capture_id}")
+        info = dict(zip([d[0] for d in cur.description], row))
+        for key in ("argv", "signature", "constexprs", "attrs", "options", "metadata", "stage_seconds", "notes"):
+            if info.get(key):
+                info[key] = json.loads(info[key])
+        return info
+
+    def runs(self) -> list[dict]:
+        """Every run, oldest first, JSON fields decoded."""
+        cur = self.conn.execute("SELECT * FROM runs ORDER BY id")
+        cols = [d[0] for d in cur.description]
+        out = []
+        for row in cur.fetchall():
+            r = dict(zip(cols, row))
+            for key in ("targets", "command", "env"):
+                r[key] = json.loads(r[key])
+            r["complete"] = bool(r["complete"])
+            out.append(r)
+        return out
+
+    def stage_text(self, capture_id: int, stage: str) -> str | bytes:
+        """The final text (or binary) of one stage of one capture."""
+        row = self.conn.execute("SELECT blob FROM stages WHERE capture_id=? AND stage=?", (capture_id, stage)).fetchone()
+        if row is None:
+            raise IrscopeError(f"capture {capture_id} has no stage {stage!r}")
+        return self.blobs.get(row[0])
+
+    def passes(self, capture_id: int) -> list[PassRow]:
+        """The per-pass snapshots of a capture, in order (texts not loaded)."""
+        rows = self.conn.execute(
+            'SELECT seq, stage, kind, "when", name, argument, options, anchor, anchor_name, blob, size'
+            " FROM passes WHERE capture_id=? ORDER BY seq",
+            (capture_id,),
+        ).fetchall()
+        return [PassRow(*r) for r in rows]
+
+    def text(self, blob: str) -> str | bytes:
+        """A stored text by its hash."""
+        return self.blobs.get(blob)
+
+    def stored_bytes(self) -> int:
+        """Bytes of compressed blob payloads (what the texts cost on disk)."""
+        return self.conn.execute("SELECT coalesce(sum(length(data)),0) FROM blobs").fetchone()[0]
+
+
+_STAGE_RANK = {s: i for i, s in enumerate(("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass", "json"))}
+
+
+def _stage_rank(stage: str) -> int:
+    return _STAGE_RANK.get(stage, 99)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception (Ctrl-C too)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self):
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute("ROLLBACK")
+        return False
