@@ -8,6 +8,7 @@ incomplete; SQLite's journal rolls back a half-written kernel on next open.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -34,8 +35,8 @@ CREATE TABLE runs (
 );
 CREATE TABLE kernels (
     id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL, file TEXT, first_line INTEGER, source TEXT,
-    UNIQUE (name, file, first_line, source)
+    name TEXT NOT NULL, file TEXT, first_line INTEGER, source TEXT, source_hash TEXT NOT NULL,
+    UNIQUE (name, file, first_line, source_hash)
 );
 CREATE TABLE captures (
     id INTEGER PRIMARY KEY,
@@ -53,22 +54,25 @@ CREATE TABLE captures (
     notes TEXT, log TEXT
 );
 CREATE INDEX captures_by_kernel ON captures(kernel_id, target, variant);
+CREATE TABLE packs (
+    id INTEGER PRIMARY KEY, codec TEXT NOT NULL, raw_size INTEGER NOT NULL, data BLOB NOT NULL
+);
 CREATE TABLE blobs (
-    hash TEXT PRIMARY KEY, encoding TEXT NOT NULL, base TEXT, depth INTEGER NOT NULL,
-    raw_size INTEGER NOT NULL, data BLOB NOT NULL
+    id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, pack INTEGER NOT NULL REFERENCES packs(id),
+    offset INTEGER NOT NULL, size INTEGER NOT NULL, binary INTEGER NOT NULL
 );
 CREATE TABLE stages (
     capture_id INTEGER NOT NULL REFERENCES captures(id),
-    stage TEXT NOT NULL, blob TEXT NOT NULL REFERENCES blobs(hash), size INTEGER NOT NULL,
+    stage TEXT NOT NULL, blob INTEGER NOT NULL REFERENCES blobs(id), size INTEGER NOT NULL,
     PRIMARY KEY (capture_id, stage)
-);
+) WITHOUT ROWID;
 CREATE TABLE passes (
     capture_id INTEGER NOT NULL REFERENCES captures(id),
     seq INTEGER NOT NULL, stage TEXT NOT NULL, kind TEXT NOT NULL, "when" TEXT NOT NULL,
     name TEXT NOT NULL, argument TEXT, options TEXT, anchor TEXT, anchor_name TEXT,
-    blob TEXT NOT NULL REFERENCES blobs(hash), size INTEGER NOT NULL,
+    blob INTEGER NOT NULL REFERENCES blobs(id), size INTEGER NOT NULL,
     PRIMARY KEY (capture_id, seq)
-);
+) WITHOUT ROWID;
 """
 
 
@@ -121,7 +125,7 @@ class PassRow:
     options: str
     anchor: str
     anchor_name: str
-    blob: str
+    blob: int
     size: int
 
 
@@ -178,6 +182,9 @@ class Bundle:
 
     @staticmethod
     def _init_schema(conn: sqlite3.Connection) -> None:
+        # Small pages: a bundle is mostly a few large compressed packs plus many
+        # small tables, whose minimum of one page each would otherwise dominate.
+        conn.execute("PRAGMA page_size=1024")
         conn.execute("BEGIN")
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
         for statement in SCHEMA.split(";"):
@@ -221,13 +228,14 @@ class Bundle:
     def add_capture(self, run_id: int, k: CapturedKernel) -> int:
         """Store one captured kernel in a single transaction; returns its id."""
         with self._tx():
+            source_hash = hashlib.sha256((k.source or "").encode()).hexdigest()[:32]
             self.conn.execute(
-                "INSERT OR IGNORE INTO kernels(name, file, first_line, source) VALUES (?,?,?,?)",
-                (k.kernel, k.file, k.first_line, k.source),
+                "INSERT OR IGNORE INTO kernels(name, file, first_line, source, source_hash) VALUES (?,?,?,?,?)",
+                (k.kernel, k.file, k.first_line, k.source, source_hash),
             )
             kernel_id = self.conn.execute(
-                "SELECT id FROM kernels WHERE name=? AND file IS ? AND first_line IS ? AND source IS ?",
-                (k.kernel, k.file, k.first_line, k.source),
+                "SELECT id FROM kernels WHERE name=? AND file IS ? AND first_line IS ? AND source_hash=?",
+                (k.kernel, k.file, k.first_line, source_hash),
             ).fetchone()[0]
             r = k.resources
             cur = self.conn.execute(
@@ -244,30 +252,18 @@ class Bundle:
                  k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes), k.log),
             )
             cid = cur.lastrowid
-            # Each snapshot is stored as a delta against the previous one of the
-            # same kind, and each stage's final text against that stage's last
-            # snapshot: that is where the near-duplicates are.
-            last: dict[str, str] = {}
-            last_of_stage: dict[str, str] = {}
-            for p in k.passes:
-                h = self.blobs.put(p.text, base=last.get(p.kind))
-                last[p.kind] = h
-                last_of_stage[p.stage] = h
-                self.conn.execute(
-                    "INSERT INTO passes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (cid, p.seq, p.stage, p.kind, p.when, p.name, p.argument, p.options, p.anchor, p.anchor_name, h,
-                     len(p.text.encode())),
-                )
-            previous_stage = None
-            for stage, data in k.stages.items():
-                base = last_of_stage.get(stage) or previous_stage
-                h = self.blobs.put(data, base=base if isinstance(data, str) else None)
-                if isinstance(data, str):
-                    previous_stage = h
-                self.conn.execute(
-                    "INSERT INTO stages VALUES (?,?,?,?)",
-                    (cid, stage, h, len(data.encode()) if isinstance(data, str) else len(data)),
-                )
+            items = [p.text for p in k.passes] + list(k.stages.values())
+            keys = self.blobs.put_many(items)
+            self.conn.executemany(
+                "INSERT INTO passes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(cid, p.seq, p.stage, p.kind, p.when, p.name, p.argument, p.options, p.anchor, p.anchor_name, key,
+                  len(p.text.encode())) for p, key in zip(k.passes, keys)],
+            )
+            self.conn.executemany(
+                "INSERT INTO stages VALUES (?,?,?,?)",
+                [(cid, stage, key, len(data.encode()) if isinstance(data, str) else len(data))
+                 for (stage, data), key in zip(k.stages.items(), keys[len(k.passes):])],
+            )
         return cid
 
     def set_driver_resources(self, run_id: int, kernel_hash: str, n_regs: int | None, n_spills: int | None) -> int:
@@ -349,13 +345,13 @@ class Bundle:
         ).fetchall()
         return [PassRow(*r) for r in rows]
 
-    def text(self, blob: str) -> str | bytes:
-        """A stored text by its hash."""
+    def text(self, blob: int) -> str | bytes:
+        """A stored text by its blob id."""
         return self.blobs.get(blob)
 
     def stored_bytes(self) -> int:
         """Bytes of compressed blob payloads (what the texts cost on disk)."""
-        return self.conn.execute("SELECT coalesce(sum(length(data)),0) FROM blobs").fetchone()[0]
+        return self.blobs.stored_bytes()
 
 
 _STAGE_RANK = {s: i for i, s in enumerate(("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass", "json"))}

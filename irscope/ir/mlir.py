@@ -1,0 +1,391 @@
+"""Parser for MLIR text as Triton prints it: ttir, ttgir and per-pass snapshots
+(including the LLVM-dialect MLIR of the late passes).
+
+Line-oriented: each distinct line is classified once into a tuple (kept in a memo
+shared across snapshots), then a cheap loop builds the op tree from those tuples.
+Locations are resolved at the end, once the ``#loc`` aliases (printed after the
+module) are known.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._scan import odd_quotes, split_loc, split_top, top_level, matching
+from .mlir_loc import LocResolver
+from .model import (UNKNOWN_LOCATION, Block, Function, Module, Op, ParseCache, Region,
+                    Value)
+from .passdump import PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump
+
+__all__ = ["parse_mlir", "split_mlir_pass_dump", "split_llvm_pass_dump", "PassDump",
+           "PassSnapshot"]
+
+# Line kinds (first element of a classified tuple).
+K_BLANK, K_COMMENT, K_OP, K_BLOCK, K_FUNC, K_MODULE, K_CLOSE, K_REOPEN = range(8)
+K_LOCDEF, K_ALIAS, K_UNKNOWN, K_OPENSTR, K_RESOURCE = range(8, 13)
+
+# #blocked = #ttg.blocked<{sizePerThread = [1], ...}>   /   #loc2 = loc("/k.py":6:24)
+_ALIAS_RE = re.compile(r"([#!][\w$.-]+) = (.*)$")
+# %pid = tt.get_program_id x : i32 loc(#loc2)   /   "tt.reduce"(%1) <{axis = 0 : i32}> ({
+_OP_RE = re.compile(r'(?:(%[^=]*?) = )?("[\w$.]+"|[A-Za-z_][\w$.]*)(.*)$')
+# %12:2  /  %pid
+_RESULT_RE = re.compile(r"(%[\w$.-]+)(?::(\d+))?")
+# %acc#1  /  %arg0
+_VALUE_RE = re.compile(r"%[\w$.-]+(?:#\d+)?")
+# iter_args(%m_i = %cst, ...)  ->  %m_i is defined by the op's region
+_DEF_RE = re.compile(r"(%[\w$.-]+) = ")
+# ^bb0(%a: f32 loc(#loc3), %b: f32 loc(#loc3)):  // 2 preds: ^bb1, ^bb2
+_BLOCK_RE = re.compile(r"(\^[\w$.-]+)(\(.*\))?:\s*(?://.*)?$")
+# tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> loc(...), ...) attributes {...} {
+_FUNC_RE = re.compile(r'((?:\w+\.)?func)\s+((?:[a-z_]+\s+)*)@("(?:[^"\\]|\\.)*"|[\w$.-]+)(.*)$')
+# module attributes {"ttg.num-warps" = 4 : i32} {
+_MODULE_RE = re.compile(r'(?:module|"builtin\.module"\(\))(?:\s+@[\w$.-]+)?(.*)$')
+
+# Ops printed without a dialect prefix that still are ops.
+# A string literal longer than this is garbled input: give up joining lines.
+_MAX_STRING_LINES = 1000
+
+_BARE_OPS = frozenset({"module", "return", "func", "unrealized_conversion_cast"})
+
+
+def _args(inner: str) -> tuple:
+    """(name, type, loc) for each argument of ``(%a: f32 loc(...), ...)``."""
+    out = []
+    for piece in split_top(inner):
+        body, loc = split_loc(piece)
+        if body.startswith("%"):
+            name, _, typ = body.partition(":")
+            typ = typ.strip()
+        else:
+            name, typ = "", body
+        if " {" in typ:  # argument attributes: {tt.divisibility = 16 : i32}
+            typ = typ[:typ.index(" {")]
+        out.append((name.strip(), typ, loc))
+    return tuple(out)
+
+
+def _op(s: str) -> tuple:
+    m = _OP_RE.match(s)
+    if m is None:
+        return (K_UNKNOWN, split_loc(s)[1])
+    res_text, name, rest = m.groups()
+    generic = name[0] == '"'
+    if generic:
+        name = name[1:-1]
+    if not res_text and "." not in name and name not in _BARE_OPS:
+        return (K_UNKNOWN, split_loc(s)[1])
+    results: tuple = ()
+    if res_text:
+        rs = []
+        for r, n in _RESULT_RE.findall(res_text):
+            if n:
+                rs.extend(f"{r}#{k}" for k in range(int(n)))
+            else:
+                rs.append(r)
+        results = tuple(rs)
+    body, loc = split_loc(rest)
+    opens = False
+    if body.endswith(" ({"):
+        body, opens = body[:-3], True
+    elif body.endswith(" {") or body == "{":
+        body, opens = body[:-2], True
+    a_start, a_end, colon = top_level(body)
+    types = body[colon + 3:].strip() if colon >= 0 else ""
+    head = body[:colon] if colon >= 0 else body
+    attrs = body[a_start:a_end] if a_start >= 0 and (colon < 0 or a_start < colon) else ""
+    operands = _VALUE_RE.findall(head)
+    defs: tuple = ()
+    if " = " in head:
+        defs = tuple(_DEF_RE.findall(head))
+        operands = [o for o in operands if o not in defs]
+    dialect = name.split(".", 1)[0] if "." in name else "builtin"
+    return (K_OP, name, dialect, results, tuple(operands), types, attrs, loc, opens,
+            tuple((d, "", "") for d in defs), generic)
+
+
+def _close(s: str) -> tuple:
+    tail = s[2:] if s.startswith("})") else s[1:]
+    if tail.rstrip().endswith("{"):
+        return (K_REOPEN,)
+    body, loc = split_loc(" " + tail.strip())
+    body = body.strip()
+    if body.startswith(": "):  # }) : (tensor<256xf32>) -> f32
+        return (K_CLOSE, body[2:].strip(), "", loc)
+    a_start, a_end, colon = top_level(body)
+    types = body[colon + 3:].strip() if colon >= 0 else ""
+    attrs = body[a_start:a_end] if a_start >= 0 else ""
+    return (K_CLOSE, types, attrs, loc)
+
+
+def _func(m: re.Match) -> tuple:
+    kind, vis, name, rest = m.groups()
+    if name.startswith('"'):
+        name = name[1:-1]
+    rest = rest.strip()
+    args: tuple = ()
+    if rest.startswith("("):
+        end = matching(rest, 0)
+        args = _args(rest[1:end - 1])
+        rest = rest[end:].strip()
+    opens = rest.endswith("{") and not rest.endswith("}")
+    if opens:
+        rest = rest[:-1].rstrip()
+    rest, loc = split_loc(rest)
+    attrs = ""
+    i = rest.find("attributes {")
+    if i >= 0:
+        attrs = rest[i + 11:matching(rest, i + 11)]
+    return (K_FUNC, kind, name, vis.strip(), args, attrs, loc, opens)
+
+
+def classify(raw: str) -> tuple:
+    """Parse one line of MLIR text into a tuple whose first element is its kind."""
+    s = raw.strip()
+    if not s:
+        return (K_BLANK,)
+    c = s[0]
+    if c == "/" and s.startswith("//"):
+        return (K_COMMENT,)
+    if odd_quotes(s):
+        return (K_OPENSTR,)
+    if c == "#" or c == "!":
+        m = _ALIAS_RE.match(s)
+        if m is None:
+            return (K_UNKNOWN, "")
+        name, value = m.groups()
+        if value.startswith("loc(") and value.endswith(")"):
+            return (K_LOCDEF, name, value[4:-1])
+        return (K_ALIAS, name, value)
+    if c == "%" or c == '"':
+        return _op(s)
+    if c == "}":
+        return _close(s)
+    if c == "^":
+        m = _BLOCK_RE.match(s)
+        if m is None:
+            return (K_UNKNOWN, "")
+        inner = m.group(2)
+        return (K_BLOCK, m.group(1), _args(inner[1:-1]) if inner else ())
+    if s.startswith("{-#"):
+        return (K_RESOURCE, s.endswith("#-}"))
+    if c == "m" or c == '"':
+        m = _MODULE_RE.match(s)
+        if m is not None and (s.startswith("module ") or s == "module {" or c == '"'):
+            rest = m.group(1).strip()
+            opens = rest.endswith("{")
+            rest = rest[:-1].rstrip() if opens else rest
+            rest, loc = split_loc(rest)
+            attrs = rest[len("attributes "):] if rest.startswith("attributes ") else rest
+            return (K_MODULE, attrs, loc, opens)
+    if "func " in s:
+        m = _FUNC_RE.match(s)
+        if m is not None:
+            return _func(m)
+    return _op(s)
+
+
+def _classify_safe(raw: str) -> tuple:
+    try:
+        return classify(raw)
+    except Exception:  # never let odd text stop a parse
+        return (K_UNKNOWN, "")
+
+
+def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) -> Module:
+    """Parse MLIR text (a ttir/ttgir file or one pass snapshot) into a :class:`Module`.
+
+    Never raises on input text: lines it does not understand become ``<unknown>``
+    ops and are listed in ``Module.unknown``. ``cache`` shares the per-line memo
+    between calls (pass snapshots repeat most lines).
+    """
+    memo = cache.mlir if cache is not None else {}
+    mod = Module(stage)
+    all_ops = mod.all_ops
+    glob = mod.globals
+    unknown = mod.unknown
+    loc_aliases = mod.loc_aliases
+    stack: list = []  # (owner, saved block, saved region, saved parent)
+    block: Block | None = None
+    region: Region | None = None
+    parent = None
+    total = understood = 0
+    pending: list[str] | None = None  # lines of a string literal spanning lines
+    pending_line = 0
+    pending_odd = False
+    in_resource = False
+    mod_loc = ""
+    lineno = 0
+    memo_get = memo.get
+    for raw in text.split("\n"):
+        lineno += 1
+        if pending is not None:
+            pending.append(raw)
+            total += 1
+            if odd_quotes(raw):
+                pending_odd = not pending_odd
+            if pending_odd and len(pending) < _MAX_STRING_LINES:
+                continue
+            joined = "\n".join(pending)
+            t = _classify_safe(joined) if not pending_odd else (K_UNKNOWN, "")
+            if t[0] == K_UNKNOWN or t[0] == K_OPENSTR:
+                t = (K_UNKNOWN, "")
+            else:
+                understood += len(pending) - 1
+            line_of_op, raw_text, pending = pending_line, joined, None
+        else:
+            t = memo_get(raw)
+            if t is None:
+                t = _classify_safe(raw)
+                memo[raw] = t
+            k = t[0]
+            if k == K_BLANK or k == K_COMMENT:
+                continue
+            total += 1
+            if in_resource:
+                understood += 1
+                in_resource = not raw.rstrip().endswith("#-}")
+                continue
+            if k == K_OPENSTR:
+                pending, pending_line, pending_odd = [raw], lineno, True
+                continue
+            line_of_op, raw_text = lineno, raw
+        k = t[0]
+        if k == K_OP:
+            op = Op(t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op,
+                    raw_text, (), parent, t[7], lineno)
+            all_ops.append(op)
+            (block.ops if block is not None else glob).append(op)
+            if t[8]:
+                new = Block(None, tuple(Value(n, ty) for n, ty, _ in t[9]), [], lineno)
+                op.regions = [Region([new])]
+                stack.append((op, block, region, parent))
+                block, region, parent = new, op.regions[0], op
+            understood += 1
+        elif k == K_CLOSE:
+            if not stack:
+                unknown.append((lineno, raw_text))
+                continue
+            owner, block, region, parent = stack.pop()
+            if owner is not None:
+                owner.end_line = lineno
+                if t[3]:
+                    owner.loc_ref = t[3]
+                if type(owner) is Op:
+                    if t[1] and not owner.types:
+                        owner.types = t[1]
+                    if t[2] and not owner.attributes:
+                        owner.attributes = t[2]
+            elif t[3]:
+                mod_loc = t[3]
+            understood += 1
+        elif k == K_LOCDEF:
+            loc_aliases[t[1]] = t[2]
+            understood += 1
+        elif k == K_BLOCK:
+            if region is None:
+                unknown.append((lineno, raw_text))
+                continue
+            args = tuple(Value(n, ty, UNKNOWN_LOCATION, lc) for n, ty, lc in t[2])
+            if block is not None and block.label is None and not block.ops:
+                block.label, block.args, block.line = t[1], args, lineno
+            else:
+                block = Block(t[1], args, [], lineno)
+                region.blocks.append(block)
+            understood += 1
+        elif k == K_FUNC:
+            args = tuple(Value(n, ty, UNKNOWN_LOCATION, lc) for n, ty, lc in t[4])
+            if t[7]:
+                entry = Block(None, (), [], lineno)
+                fn = Function(t[2], t[1], args, [entry], lineno, lineno, t[3], t[5],
+                              UNKNOWN_LOCATION, t[6], raw_text)
+                mod.functions.append(fn)
+                stack.append((fn, block, region, parent))
+                block, region, parent = entry, Region(fn.blocks), fn
+            else:
+                op = Op(t[1], t[1].split(".", 1)[0], (), (), "", t[5], UNKNOWN_LOCATION,
+                        lineno, raw_text, (), parent, t[6], lineno)
+                all_ops.append(op)
+                (block.ops if block is not None else glob).append(op)
+            understood += 1
+        elif k == K_REOPEN:
+            owner = stack[-1][0] if stack else None
+            if type(owner) is not Op:
+                unknown.append((lineno, raw_text))
+                continue
+            block = Block(None, (), [], lineno)
+            region = Region([block])
+            owner.regions.append(region)
+            understood += 1
+        elif k == K_ALIAS:
+            mod.encodings[t[1]] = t[2]
+            understood += 1
+        elif k == K_MODULE:
+            mod.attributes = t[1]
+            if t[3]:
+                stack.append((None, block, region, parent))
+                block, region, parent = None, None, None
+            understood += 1
+        elif k == K_RESOURCE:
+            in_resource = not t[1]
+            understood += 1
+        else:  # K_UNKNOWN
+            unknown.append((line_of_op, raw_text))
+            op = Op("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, line_of_op,
+                    raw_text, (), parent, t[1] if len(t) > 1 else "", lineno)
+            all_ops.append(op)
+            (block.ops if block is not None else glob).append(op)
+    if pending is not None:  # text ended inside a string literal
+        unknown.append((pending_line, "\n".join(pending)))
+    while stack:  # truncated text: close what is open
+        owner, block, region, parent = stack.pop()
+        if owner is not None:
+            owner.end_line = lineno
+    mod.total_lines = total
+    mod.understood_lines = understood
+    res = _resolver(loc_aliases, cache)
+    _resolve(mod, res)
+    if mod_loc:
+        mod.location = res.resolve(mod_loc)
+    return mod
+
+
+_RESOLVERS_KEPT = 8
+
+
+def _resolver(aliases: dict[str, str], cache: ParseCache | None) -> LocResolver:
+    """A resolver for ``aliases``, reused when a recent module had the same table."""
+    if cache is None:
+        return LocResolver(aliases)
+    key = tuple(aliases.items())
+    res = cache.resolvers.get(key)
+    if res is None:
+        res = LocResolver(aliases, cache.locs)
+        cache.resolvers[key] = res
+        if len(cache.resolvers) > _RESOLVERS_KEPT:
+            del cache.resolvers[next(iter(cache.resolvers))]
+    return res
+
+
+def _resolve(mod: Module, res: LocResolver) -> None:
+    get = res.cache.get
+    resolve = res.resolve
+    for op in mod.all_ops:
+        ref = op.loc_ref
+        if ref:
+            op.location = get(ref) or resolve(ref)
+        if op.regions:
+            for region in op.regions:
+                for block in region.blocks:
+                    for v in block.args:
+                        if v.loc_ref:
+                            v.location = resolve(v.loc_ref)
+    for fn in mod.functions:
+        if fn.loc_ref:
+            fn.location = resolve(fn.loc_ref)
+        for v in fn.args:
+            if v.loc_ref:
+                v.location = resolve(v.loc_ref)
+        for block in fn.blocks:
+            for v in block.args:
+                if v.loc_ref:
+                    v.location = resolve(v.loc_ref)

@@ -1,0 +1,173 @@
+"""MLIR location syntax, resolved to :class:`~irscope.ir.model.Location` chains.
+
+Triton prints locations as trailing ``loc(#locN)`` references whose definitions come
+after the module, e.g.::
+
+    #loc2 = loc("/abs/k.py":6:24)
+    #loc19 = loc("pid"(#loc2))                  // named (3.5+)
+    #loc39 = loc(callsite(#loc3 at #loc33))     // inlined helper
+    #loc40 = loc(fused[#loc1, #loc2])
+    #loc3 = loc(unknown)
+
+so resolution happens after the whole text is read, through the alias table.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .model import UNKNOWN_LOCATION, Frame, Location
+
+# Deeper nesting than this is garbled input, not Triton output.
+_MAX_DEPTH = 100
+
+# "/abs/k.py":6:24   (MLIR 20+ may print a range: "/abs/k.py":6:24 to 6:30 / to :30)
+_FILE_RE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)(?: to (?:\d+)?:\d+)?')
+# "pid"
+_STR_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
+# #loc12
+_ALIAS_RE = re.compile(r"#[\w$.-]+")
+# \22 (MLIR escapes bytes as two hex digits)
+_ESCAPE_RE = re.compile(r"\\([0-9a-fA-F]{2}|\\|\")")
+
+
+def _unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
+
+    def one(m: re.Match) -> str:
+        g = m.group(1)
+        return g if g in ("\\", '"') else chr(int(g, 16))
+
+    return _ESCAPE_RE.sub(one, s)
+
+
+class LocResolver:
+    """Resolves location texts (the inside of ``loc(...)``) for one module.
+
+    ``aliases`` maps ``#locN`` to its definition text (inside ``loc(...)``).
+    ``shared`` caches texts that contain no alias reference, whose meaning does not
+    depend on the module, across modules (pass snapshots repeat them).
+    """
+
+    __slots__ = ("aliases", "shared", "cache", "_active")
+
+    def __init__(self, aliases: dict[str, str], shared: dict | None = None) -> None:
+        self.aliases = aliases
+        self.shared = shared if shared is not None else {}
+        self.cache: dict[str, Location] = {}
+        self._active: set[str] = set()
+
+    def resolve(self, text: str) -> Location:
+        """Location of ``text`` (e.g. ``#loc12`` or ``"k.py":3:4``); never raises."""
+        loc = self.cache.get(text)
+        if loc is not None:
+            return loc
+        if not text:
+            return UNKNOWN_LOCATION
+        context_free = "#" not in text
+        if context_free:
+            loc = self.shared.get(text)
+            if loc is not None:
+                self.cache[text] = loc
+                return loc
+        try:
+            loc, _ = self._parse(text, 0, 0)
+        except (ValueError, IndexError, RecursionError):
+            loc = UNKNOWN_LOCATION
+        self.cache[text] = loc
+        if context_free:
+            self.shared[text] = loc
+        return loc
+
+    def _alias(self, name: str, depth: int) -> Location:
+        loc = self.cache.get(name)
+        if loc is not None:
+            return loc
+        text = self.aliases.get(name)
+        if text is None or name in self._active:  # undefined or cyclic
+            return UNKNOWN_LOCATION
+        self._active.add(name)
+        try:
+            loc, _ = self._parse(text, 0, depth + 1)
+        except (ValueError, IndexError, RecursionError):
+            loc = UNKNOWN_LOCATION
+        finally:
+            self._active.discard(name)
+        self.cache[name] = loc
+        return loc
+
+    def _parse(self, s: str, i: int, depth: int) -> tuple[Location, int]:
+        if depth > _MAX_DEPTH:
+            raise ValueError("location nested too deep")
+        c = s[i]
+        if c == "#":
+            m = _ALIAS_RE.match(s, i)
+            return self._alias(m.group(), depth), m.end()
+        if c == '"':
+            m = _FILE_RE.match(s, i)
+            if m:
+                frame = Frame(_unescape(m.group(1)), int(m.group(2)), int(m.group(3)))
+                return Location((frame,), "file"), m.end()
+            m = _STR_RE.match(s, i)
+            if not m:
+                raise ValueError("bad string")
+            name = _unescape(m.group(1))
+            i = m.end()
+            if i < len(s) and s[i] == "(":
+                child, i = self._parse(s, i + 1, depth + 1)
+                i = _expect(s, i, ")")
+            else:
+                child = UNKNOWN_LOCATION
+            frames = child.frames
+            if frames:
+                f0 = frames[0]
+                frames = (Frame(f0.file, f0.line, f0.col, name),) + frames[1:]
+            kind = child.kind if child.kind in ("callsite", "fused") else "name"
+            return Location(frames, kind, child.parts), i
+        if s.startswith("unknown", i):
+            return UNKNOWN_LOCATION, i + 7
+        if s.startswith("callsite(", i):
+            callee, i = self._parse(s, i + 9, depth + 1)
+            if not s.startswith(" at ", i):
+                raise ValueError("callsite without 'at'")
+            caller, i = self._parse(s, i + 4, depth + 1)
+            i = _expect(s, i, ")")
+            return Location(callee.frames + caller.frames, "callsite"), i
+        if s.startswith("fused", i):
+            return self._fused(s, i + 5, depth)
+        raise ValueError(f"unexpected location text at {i}")
+
+    def _fused(self, s: str, i: int, depth: int) -> tuple[Location, int]:
+        if s[i] == "<":  # fused<"metadata">[...]: skip the metadata
+            level = 0
+            while True:
+                c = s[i]
+                if c == '"':
+                    i = _STR_RE.match(s, i).end()
+                    continue
+                level += (c == "<") - (c == ">")
+                i += 1
+                if level == 0:
+                    break
+        i = _expect(s, i, "[")
+        parts = []
+        while s[i] != "]":
+            part, i = self._parse(s, i, depth + 1)
+            parts.append(part)
+            if s[i] == ",":
+                i += 1
+                while s[i] == " ":
+                    i += 1
+        frames: tuple[Frame, ...] = ()
+        for part in parts:
+            if part.frames:
+                frames = part.frames
+                break
+        return Location(frames, "fused", tuple(parts)), i + 1
+
+
+def _expect(s: str, i: int, ch: str) -> int:
+    if s[i] != ch:
+        raise ValueError(f"expected {ch!r} at {i}")
+    return i + 1

@@ -1,0 +1,273 @@
+"""The IR model shared by every parser: locations, ops, blocks, functions, modules.
+
+Every stage (MLIR, LLVM IR, PTX, SASS) parses into the same shapes so that the link
+and diff layers can treat them alike: a :class:`Module` holds :class:`Function` s,
+whose :class:`Block` s hold :class:`Op` s (an LLVM/PTX/SASS instruction is an
+:class:`Instruction`, a kind of ``Op``). Each op keeps its line number, its text and
+its resolved :class:`Location` (the whole chain of source frames).
+
+The classes are plain data: no I/O, no parsing here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+# A frame in one of these directories is Triton's own library code (tl.sum, tl.cdiv...),
+# not the user's kernel.
+LIBRARY_DIRS = ("/triton/language/",)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One source position."""
+
+    file: str
+    """Path as the compiler printed it (absolute for MLIR/LLVM/PTX; a base name in MIR)."""
+    line: int
+    """1-based source line; 0 when unknown."""
+    col: int
+    """Column as printed (conventions differ between Triton versions; 0 in SASS)."""
+    name: str | None = None
+    """A name attached to the position: the Python variable of an MLIR named location,
+    or the enclosing subprogram in LLVM debug info."""
+
+    def is_library(self) -> bool:
+        """True when the frame lies in Triton's language library (``triton/language/``)."""
+        path = self.file.replace("\\", "/")
+        return any(d in path for d in LIBRARY_DIRS)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """The resolved source location of an op: a chain of frames, innermost first.
+
+    For an op inlined from a helper, ``frames[0]`` is the position in the helper (the
+    callee) and the following frames are its call sites, out to the user's kernel.
+    """
+
+    frames: tuple[Frame, ...] = ()
+    """Innermost first; empty when the location is unknown."""
+    kind: str = "unknown"
+    """'file', 'name', 'callsite', 'fused' or 'unknown' (the outermost construct)."""
+    parts: tuple["Location", ...] = ()
+    """The components of a fused location (``frames`` is taken from the first known one)."""
+
+    @property
+    def frame(self) -> Frame | None:
+        """The innermost frame, or None."""
+        return self.frames[0] if self.frames else None
+
+    def user_frame(self) -> Frame | None:
+        """The innermost frame outside Triton's library: where the user's code is.
+
+        ``tl.sum`` inlines library code; this picks the user's call line instead of
+        the line inside ``triton/language/standard.py``. None when every frame is library.
+        """
+        for fr in self.frames:
+            if not fr.is_library():
+                return fr
+        return None
+
+
+UNKNOWN_LOCATION = Location()
+
+
+@dataclass(slots=True, eq=False)
+class Value:
+    """A named value defined by a block or function header (an argument)."""
+
+    name: str
+    """As written, e.g. ``%arg0``, ``%x_ptr`` (LLVM: ``%0``; PTX: the param name)."""
+    type: str
+    """Type text as written ('' when absent)."""
+    location: Location = UNKNOWN_LOCATION
+    """Resolved location of the argument."""
+    loc_ref: str = ""
+    """Location text as written (e.g. ``"x_ptr"(#loc)``)."""
+
+
+@dataclass(slots=True, eq=False)
+class Op:
+    """One operation (MLIR) or instruction (LLVM IR, PTX, SASS) and where it is."""
+
+    name: str
+    """Op name or opcode: ``tt.load``, ``getelementptr``, ``ld.global.b32``, ``LDG.E``;
+    ``<unknown>`` for a line the parser did not understand (the text is kept)."""
+    dialect: str
+    """``tt``, ``arith``, ``scf``...; ``llvm``, ``mir``, ``ptx`` or ``sass`` for the
+    later stages; '' for unknown lines."""
+    results: tuple[str, ...]
+    """Defined values, as users refer to them (``%12:2`` gives ``%12#0``, ``%12#1``)."""
+    operands: tuple[str, ...]
+    """Used values / operand texts in order."""
+    types: str
+    """Type text (after the top-level ``:`` in MLIR; the LLVM result type)."""
+    attributes: str
+    """Attribute dictionary text (MLIR ``{...}``/``<{...}>``), '' when none."""
+    location: Location
+    """Resolved source location."""
+    line: int
+    """1-based line in the parsed text (the first line of a multi-line op)."""
+    text: str
+    """The source line as written."""
+    regions: "list[Region] | tuple[()]" = ()
+    """Nested regions (``scf.for`` body, ``tt.reduce`` combiner...); ``()`` when none
+    (a shared empty tuple: most ops have no region and this keeps them small)."""
+    parent: "Op | Function | None" = None
+    """The op or function whose region holds this op; None at module level."""
+    loc_ref: str = ""
+    """The location as written: ``#loc12``, ``"f.py":3:4``, ``!12``, ``1 37 24``."""
+    end_line: int = 0
+    """Last line of the op (its closing brace for ops with regions)."""
+
+    def walk(self) -> Iterator["Op"]:
+        """This op, then every op nested in its regions, in text order."""
+        yield self
+        for region in self.regions:
+            for block in region.blocks:
+                for op in block.ops:
+                    yield from op.walk()
+
+
+@dataclass(slots=True, eq=False)
+class Instruction(Op):
+    """An LLVM IR, MIR, PTX or SASS instruction."""
+
+    predicate: str = ""
+    """Guard predicate (PTX ``@%p1``, SASS ``@!P0``), '' when unconditional."""
+    offset: int = -1
+    """SASS byte offset (``/*0040*/`` is 0x40); -1 elsewhere."""
+
+
+@dataclass(slots=True, eq=False)
+class Block:
+    """A block: an MLIR ``^bb`` block, an LLVM basic block, a PTX/SASS label."""
+
+    label: str | None
+    """``^bb0``, ``5``, ``$L__BB0_1``, ``.L_x_0``; None for an unlabelled entry block."""
+    args: tuple[Value, ...] = ()
+    """Block arguments (MLIR) with their locations."""
+    ops: list[Op] = field(default_factory=list)
+    """Ops directly in this block."""
+    line: int = 0
+    """Line of the label (or of the first op for an unlabelled block)."""
+
+
+@dataclass(slots=True, eq=False)
+class Region:
+    """A region of an op or function: a list of blocks."""
+
+    blocks: list[Block] = field(default_factory=list)
+
+
+@dataclass(slots=True, eq=False)
+class Function:
+    """A function with a body: ``tt.func``, ``llvm.func``, LLVM ``define``, PTX
+    ``.entry``/``.func``, a SASS ``.text.<name>`` section, an MIR function."""
+
+    name: str
+    """Symbol name without ``@``."""
+    kind: str
+    """Header keyword: ``tt.func``, ``llvm.func``, ``define``, ``.entry``, ``.func``,
+    ``sass``, ``mir``."""
+    args: tuple[Value, ...] = ()
+    """Arguments / parameters with their locations."""
+    blocks: list[Block] = field(default_factory=list)
+    """Body blocks (the function's region)."""
+    line: int = 0
+    """Line of the header."""
+    end_line: int = 0
+    """Line of the closing brace (or last line)."""
+    visibility: str = ""
+    """``public``/``private`` (MLIR), linkage (LLVM), ``.visible`` (PTX)."""
+    attributes: str = ""
+    """Attribute text of the header."""
+    location: Location = UNKNOWN_LOCATION
+    """Location of the function itself."""
+    loc_ref: str = ""
+    """Location as written."""
+    text: str = ""
+    """The header line."""
+
+    def ops(self) -> Iterator[Op]:
+        """Every op of the body, nested ones included, in text order."""
+        for block in self.blocks:
+            for op in block.ops:
+                yield from op.walk()
+
+
+@dataclass(slots=True, eq=False)
+class Module:
+    """The parse of one stage text (or one pass snapshot)."""
+
+    stage: str
+    """Stage name the text was parsed as (``ttir``, ``ttgir``, ``mlir``, ``llir``...)."""
+    functions: list[Function] = field(default_factory=list)
+    """Functions with bodies, in text order."""
+    globals: list[Op] = field(default_factory=list)
+    """Module-level ops outside functions (``llvm.mlir.global``, declarations, opaque
+    unknown lines), in text order."""
+    encodings: dict[str, str] = field(default_factory=dict)
+    """MLIR attribute/type aliases other than locations: ``#blocked`` -> ``#ttg.blocked<{...}>``."""
+    loc_aliases: dict[str, str] = field(default_factory=dict)
+    """Location tables as written: MLIR ``#loc3`` -> ``"k.py":6:24``; LLVM ``!7`` ->
+    ``!DILocation(...)``; PTX file number -> path."""
+    attributes: str = ""
+    """Module attribute text (MLIR ``module attributes {...}``; PTX ``.target``...)."""
+    location: Location = UNKNOWN_LOCATION
+    """Location of the module op (MLIR)."""
+    all_ops: list[Op] = field(default_factory=list)
+    """Every op in text order (nested ones included); what :meth:`ops` iterates."""
+    unknown: list[tuple[int, str]] = field(default_factory=list)
+    """(line number, text) of the lines not understood."""
+    total_lines: int = 0
+    """Non-blank, non-comment lines."""
+    understood_lines: int = 0
+    """Of those, the lines understood."""
+
+    def ops(self) -> Iterator[Op]:
+        """Every op / instruction in text order, nested ones included."""
+        return iter(self.all_ops)
+
+    @property
+    def coverage(self) -> float:
+        """Share of non-blank, non-comment lines understood, 0..1 (1.0 for empty text)."""
+        if not self.total_lines:
+            return 1.0
+        return self.understood_lines / self.total_lines
+
+    def function(self, name: str) -> Function | None:
+        """The function called ``name``, or None."""
+        for fn in self.functions:
+            if fn.name == name:
+                return fn
+        return None
+
+
+@dataclass(slots=True)
+class ParseCache:
+    """Per-line memo tables shared across parses (pass snapshots repeat most lines).
+
+    Each parser family keeps its own table: raw line text -> parsed tuple. Locations
+    that do not depend on an alias table are cached too.
+    """
+
+    mlir: dict = field(default_factory=dict)
+    llvm: dict = field(default_factory=dict)
+    ptx: dict = field(default_factory=dict)
+    sass: dict = field(default_factory=dict)
+    locs: dict = field(default_factory=dict)
+    """Context-free location text -> :class:`Location`."""
+    resolvers: dict = field(default_factory=dict)
+    """Recent alias tables -> their resolver (with its resolved aliases): consecutive
+    snapshots usually print the very same ``#loc`` table."""
+
+    def clear(self) -> None:
+        """Drop every table."""
+        for table in (self.mlir, self.llvm, self.ptx, self.sass, self.locs, self.resolvers):
+            table.clear()
