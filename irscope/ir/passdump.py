@@ -211,36 +211,62 @@ def split_mlir_pass_dump(text: str) -> PassDump:
     Knows the header formats up to 3.7 (``Pass (arg)``), 3.8+ (``Pass: arg{opts}``),
     nested anchors (``('tt.func' operation: @name)``), ``Failed`` dumps and Triton's
     ``SoftwarePipeliner internal IR Dump After: X`` lines. Text outside the module
-    (and its trailing ``#loc`` definitions) goes to ``PassDump.other``.
+    (and its trailing ``#loc`` definitions) goes to ``PassDump.other``; LLVM dumps
+    in the same stream end a snapshot and are skipped (see :func:`split_pass_dump`).
+    """
+    return split_pass_dump(text, ("mlir",))
+
+
+def split_pass_dump(text: str, families: tuple[str, ...] = ("mlir", "llvm")) -> PassDump:
+    """Split a stream holding MLIR and/or LLVM per-pass dumps (both switches on).
+
+    ``families`` picks which snapshots to return (``mlir``, ``llvm``; the latter
+    includes MIR); dumps of the other family only delimit the ones kept.
     """
     dump = PassDump()
     lines = _Lines(text)
-    heads = list(_MLIR_ANY_RE.finditer(text))
-    first = heads[0].start() if heads else len(text)
+    heads = [(m.start(), "mlir", m) for m in _MLIR_ANY_RE.finditer(text)]
+    llvm_heads = [(m.start(), "llvm", m) for m in _LLVM_HEADER_RE.finditer(text)]
+    if heads and llvm_heads:
+        heads = sorted(heads + llvm_heads, key=lambda h: h[0])
+    else:
+        heads = heads or llvm_heads
+    first = heads[0][0] if heads else len(text)
     _stray(text, 0, first, lambda _l: False, lines, dump.other, [])
-    for i, m in enumerate(heads):
-        header = m.group().rstrip("\r")
-        head_line = lines.at(m.start())
+    for i, (pos, family, m) in enumerate(heads):
+        if family not in families:
+            continue
         start = _line_end(text, m.end(), len(text))
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        spans: list[tuple[int, int]] = []
-        mstart = _MODULE_START_RE.search(text, start, end)
-        if mstart is None:
-            spans.append((start, _trim(text, start, end)))
+        end = heads[i + 1][0] if i + 1 < len(heads) else len(text)
+        head_line = lines.at(pos)
+        if family == "mlir":
+            dump.snapshots.append(_mlir_snapshot(text, m, start, end, head_line, lines,
+                                                 dump, len(dump.snapshots)))
         else:
-            _stray(text, start, mstart.start(), _pre_ok, lines, dump.other, spans,
-                   _NOT_ALIAS_RE)
-            close = _COL0_CLOSE_RE.search(text, mstart.start(), end)
-            mend = _line_end(text, close.start(), end) if close else end
-            spans.append((mstart.start(), mend))
-            if mend < end:
-                _stray(text, mend, _trim(text, mend, end), _post_ok(), lines, dump.other,
-                       spans, _NOT_ALIAS_RE)
-        spans = _merge(spans)
-        pass_name, arg, opts, anchor, name, kind = _mlir_header(header)
-        dump.snapshots.append(PassSnapshot(i, pass_name, arg, opts, anchor, name, kind,
-                                           "mlir", header, head_line, text, tuple(spans)))
+            dump.snapshots.append(_llvm_snapshot(text, m, start, end, head_line, lines,
+                                                 dump, len(dump.snapshots)))
     return dump
+
+
+def _mlir_snapshot(text: str, m: re.Match, start: int, end: int, head_line: int,
+                   lines: _Lines, dump: PassDump, index: int) -> PassSnapshot:
+    header = m.group().rstrip("\r")
+    spans: list[tuple[int, int]] = []
+    mstart = _MODULE_START_RE.search(text, start, end)
+    if mstart is None:
+        spans.append((start, _trim(text, start, end)))
+    else:
+        _stray(text, start, mstart.start(), _pre_ok, lines, dump.other, spans,
+               _NOT_ALIAS_RE)
+        close = _COL0_CLOSE_RE.search(text, mstart.start(), end)
+        mend = _line_end(text, close.start(), end) if close else end
+        spans.append((mstart.start(), mend))
+        if mend < end:
+            _stray(text, mend, _trim(text, mend, end), _post_ok(), lines, dump.other,
+                   spans, _NOT_ALIAS_RE)
+    pass_name, arg, opts, anchor, name, kind = _mlir_header(header)
+    return PassSnapshot(index, pass_name, arg, opts, anchor, name, kind, "mlir", header,
+                        head_line, text, tuple(_merge(spans)))
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -277,29 +303,23 @@ def split_llvm_pass_dump(text: str) -> PassDump:
     Desc (arg) ***`` (legacy) and ``# *** IR Dump After Desc (arg) ***:`` (codegen, MIR).
     Pass-manager chatter (``Running pass: ...``) and Python warnings go to ``other``.
     """
-    dump = PassDump()
-    lines = _Lines(text)
-    heads = list(_LLVM_HEADER_RE.finditer(text))
-    first = heads[0].start() if heads else len(text)
-    _stray(text, 0, first, lambda _l: False, lines, dump.other, [])
-    for i, m in enumerate(heads):
-        head_line = lines.at(m.start())
-        start = _line_end(text, m.end(), len(text))
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        spans: list[tuple[int, int]] = []
-        run = start
-        for n in _LLVM_NOISE_RE.finditer(text, start, end):
-            if n.end() == n.start():
-                continue
-            spans.append((run, n.start()))
-            for k, ln in enumerate(n.group().rstrip("\n").split("\n")):
-                dump.other.append((lines.at(n.start()) + k, ln.rstrip("\r")))
-            run = n.end()
-        spans.append((run, end))
-        spans = _merge([(s, _trim(text, s, e)) for s, e in spans])
-        pass_name, arg, target, family = _llvm_header(m)
-        when = m["when"].lower()
-        dump.snapshots.append(PassSnapshot(i, pass_name, arg, "", "", target, when, family,
-                                           m.group().rstrip("\r"), head_line, text,
-                                           tuple(spans)))
-    return dump
+    return split_pass_dump(text, ("llvm",))
+
+
+def _llvm_snapshot(text: str, m: re.Match, start: int, end: int, head_line: int,
+                   lines: _Lines, dump: PassDump, index: int) -> PassSnapshot:
+    spans: list[tuple[int, int]] = []
+    run = start
+    for n in _LLVM_NOISE_RE.finditer(text, start, end):
+        if n.end() == n.start():
+            continue
+        spans.append((run, n.start()))
+        first = lines.at(n.start())
+        for k, ln in enumerate(n.group().rstrip("\n").split("\n")):
+            dump.other.append((first + k, ln.rstrip("\r")))
+        run = n.end()
+    spans.append((run, end))
+    spans = _merge([(s, _trim(text, s, e)) for s, e in spans])
+    pass_name, arg, target, family = _llvm_header(m)
+    return PassSnapshot(index, pass_name, arg, "", "", target, m["when"].lower(), family,
+                        m.group().rstrip("\r"), head_line, text, tuple(spans))

@@ -347,6 +347,15 @@ def _patch_triton():
     _INSTALLED[0] = True
     import triton.compiler.compiler as cc
 
+    global MODE
+    if MODE == "auto":
+        MODE = "gpu" if _gpu_present() else "compile-only"
+    if os.environ.get("IRSCOPE_HOOK") == "off":  # benchmarks' baseline: fake driver only
+        if MODE == "compile-only":
+            import irscope_fake_driver
+
+            irscope_fake_driver.install(TARGET or "sm_90")
+        return
     original_compile = cc.compile
 
     def compile(src, target=None, options=None, *args, **kwargs):
@@ -372,9 +381,6 @@ def _patch_triton():
             module.compile = compile
         if getattr(module, "make_backend", None) is original_make_backend:
             module.make_backend = make_backend
-    global MODE
-    if MODE == "auto":
-        MODE = "gpu" if _gpu_present() else "compile-only"
     ck = getattr(cc, "CompiledKernel", None)
     if ck is not None and MODE == "gpu":
         _patch_init_handles(ck)
