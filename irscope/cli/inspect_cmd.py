@@ -8,7 +8,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from irscope.cli.render import capture_table, human_bytes
+from irscope.cli.render import capture_table, human_bytes, stdout_console
 from irscope.errors import IrscopeError
 from irscope.store.bundle import Bundle
 from irscope.store.select import select_capture
@@ -35,15 +35,15 @@ def _ls(bundle: Bundle, args) -> int:
         for r in runs:
             t.add_row(str(r["id"]), r["started"], r["mode"], ",".join(r["targets"]) or "auto", "yes" if r["complete"] else "NO",
                       r["status"] or "-", " ".join(r["command"]))
-        Console().print(t)
+        stdout_console().print(t)
         return 0
     rows = bundle.captures()
     if args.json:
         print(json.dumps([r.to_json() for r in rows], indent=2))
         return 0
     raw = sum(r.raw_bytes for r in rows)
-    Console().print(capture_table(rows, title=f"{bundle.path}"))
-    Console().print(f"{len(rows)} capture(s); IR text {human_bytes(raw)} stored in {human_bytes(bundle.stored_bytes())}",
+    stdout_console().print(capture_table(rows, title=f"{bundle.path}"))
+    stdout_console().print(f"{len(rows)} capture(s); IR text {human_bytes(raw)} stored in {human_bytes(bundle.stored_bytes())}",
                     highlight=False)
     return 0
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+
+from rich.console import Console
 from rich.table import Table
 
 from irscope.store.bundle import CaptureRow
@@ -45,3 +48,8 @@ def capture_table(rows: list[CaptureRow], title: str | None = None) -> Table:
                   _num(spills) if spills is None else human_bytes(spills), human_bytes(r.shared),
                   "-" if r.compile_seconds is None else f"{r.compile_seconds:.2f}s", status)
     return t
+
+
+def stdout_console() -> Console:
+    """Console for command output: wide when piped, so tables are not crushed."""
+    return Console() if sys.stdout.isatty() else Console(width=200)

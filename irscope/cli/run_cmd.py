@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from irscope.capture.session import CHILD_DIR, CaptureRequest, normalise_target, run_capture, run_info
-from irscope.cli.render import capture_table, human_bytes
+from irscope.cli.render import capture_table, human_bytes, stdout_console
 from irscope.errors import IrscopeError
 from irscope.store.bundle import Bundle
 
@@ -143,7 +143,7 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
     if args.json:
         print(json.dumps([r.to_json() for r in rows], indent=2))
     elif rows:
-        Console().print(capture_table(rows))
+        stdout_console().print(capture_table(rows))
     if output_exists:
         size = os.path.getsize(output)
         console.print(f"bundle: {output} ({human_bytes(size)}, {len(rows)} capture(s) added)")

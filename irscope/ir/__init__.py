@@ -1,0 +1,77 @@
+"""Parsers for every stage Triton emits, into one IR model (see :mod:`.model`).
+
+Pure functions over text: no I/O, standard library only. Nothing here raises on
+input text; what a parser does not understand is kept as ``<unknown>`` ops and
+measured by ``Module.coverage``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ._gc import gc_paused
+from .llvm import parse_llvm
+from .mlir import parse_mlir
+from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
+                    Module, Op, ParseCache, Region, Value)
+from .passdump import (PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump,
+                       split_pass_dump)
+from .ptx import parse_ptx
+from .sass import parse_sass
+from .stages import STAGES, StageInfo, stage_for_extension, stage_info
+
+__all__ = [
+    "Block", "Frame", "Function", "Instruction", "Location", "Module", "Op", "ParseCache",
+    "PassDump", "PassSnapshot", "Region", "STAGES", "StageInfo", "UNKNOWN_LOCATION", "Value",
+    "parse_llvm", "parse_mlir", "parse_ptx", "parse_sass", "parse_snapshot",
+    "parse_snapshots", "parse_stage", "split_llvm_pass_dump", "split_mlir_pass_dump",
+    "split_pass_dump", "stage_for_extension", "stage_info",
+]
+
+
+def parse_stage(stage: str, text: str, cache: ParseCache | None = None) -> Module:
+    """Parse ``text`` as ``stage`` (``ttir``, ``ttgir``, ``llir``, ``ptx``, ``sass``, or
+    ``mlir`` for a pass snapshot). Raises ValueError only for an unknown stage name."""
+    return stage_info(stage).parse(text, cache)
+
+
+def parse_snapshot(snap: PassSnapshot, cache: ParseCache | None = None,
+                   metadata: dict[str, str] | None = None) -> Module:
+    """Parse one pass snapshot with the parser of its family (MLIR, LLVM IR or MIR)."""
+    if snap.family == "mlir":
+        return parse_mlir(snap.text, "mlir", cache)
+    return parse_llvm(snap.text, snap.family, cache, metadata)
+
+
+@gc_paused
+def parse_snapshots(snapshots: Iterable[PassSnapshot], cache: ParseCache | None = None
+                    ) -> list[Module]:
+    """Parse a sequence of snapshots, sharing work between them.
+
+    One :class:`ParseCache` serves them all; a snapshot whose text equals an earlier
+    one's gets the same :class:`Module` object (most passes change nothing); LLVM
+    function-level dumps, which print no metadata, resolve ``!dbg`` through the
+    metadata of the latest module-level dump.
+    """
+    cache = cache if cache is not None else ParseCache()
+    out: list[Module] = []
+    seen: dict[tuple, tuple[PassSnapshot, Module]] = {}
+    metadata: dict[str, str] | None = None
+    for snap in snapshots:
+        text = snap.text
+        # Keyed by hash, confirmed by comparing texts: the earlier text is rebuilt
+        # from its snapshot rather than kept alive (memory). An LLVM text without
+        # metadata of its own also depends on the metadata it borrows.
+        base = (snap.family, len(text), hash(text))
+        hit = seen.get(base + (0,)) or seen.get(base + (id(metadata),))
+        if hit is not None and hit[0].text == text:
+            out.append(hit[1])
+            continue
+        borrowed = metadata
+        mod = parse_snapshot(snap, cache, metadata)
+        own = snap.family == "mlir" or any(k.startswith("!") for k in mod.loc_aliases)
+        if snap.family == "llvm" and own:
+            metadata = mod.loc_aliases
+        seen[base + (0 if own else id(borrowed),)] = (snap, mod)
+        out.append(mod)
+    return out

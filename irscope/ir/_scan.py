@@ -13,33 +13,45 @@ _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
 _OPENERS = "<({["
 
 
+_BRACKET_RE = re.compile(r"[<({\[]")
+
+
+def _open_count(s: str) -> int:
+    """Brackets opened and not closed in ``s`` (strings already removed)."""
+    if _BRACKET_RE.search(s) is None:
+        return 0
+    return (s.count("(") - s.count(")") + s.count("[") - s.count("]") + s.count("{")
+            - s.count("}") + s.count("<") - s.count(">") + s.count("->"))
+
+
 def top_level(s: str) -> tuple[int, int, int]:
-    """Scan ``s`` once: (start, end) of its first top-level ``{...}``/``<{...}>`` group
-    (-1, -1 when none) and the index of its last top-level `` : `` (-1 when none)."""
-    depth = 0
-    a_start = a_end = colon = -1
-    for m in _TOK_RE.finditer(s):
-        tok = m.group()
-        c = tok[0]
-        if c == '"' or c == "," or tok == "->":
-            continue
-        if tok == " : ":
-            if depth == 0:
-                colon = m.start()
-            continue
-        if c in _OPENERS:
-            if depth == 0 and a_end < 0 and a_start < 0:
-                pos = m.start()
-                if c == "{" or (c == "<" and s.startswith("{", pos + 1)):
-                    a_start = pos
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0 and a_start >= 0 and a_end < 0:
-                a_end = m.end()
-            if depth < 0:
-                depth = 0
+    """Find, in one line, (start, end) of its first top-level ``{...}``/``<{...}>``
+    group (-1, -1 when none) and the index of its last top-level `` : `` (-1 when none).
+
+    Bracket counts over a prefix (C-speed ``str.count``) tell whether a position is at
+    top level; strings are blanked first so their brackets do not count.
+    """
+    flat = _STRING_RE.sub(_blank, s) if '"' in s else s
+    colon = flat.rfind(" : ")
+    while colon >= 0 and _open_count(flat[:colon]):
+        colon = flat.rfind(" : ", 0, colon)
+    a_start = a_end = -1
+    # attributes precede the types in custom syntax; '{' inside types is not one
+    limit = colon if colon >= 0 else len(flat)
+    i = flat.find("{", 0, limit)
+    while i >= 0:
+        start = i - 1 if i and flat[i - 1] == "<" else i
+        if not _open_count(flat[:start]):
+            a_start = start
+            a_end = matching(flat, start)
+            break
+        i = flat.find("{", i + 1, limit)
     return a_start, a_end, colon
+
+
+def _blank(m: re.Match) -> str:
+    """A string literal replaced by as many neutral characters (keeps offsets)."""
+    return '"' + "_" * (len(m.group()) - 2) + '"'
 
 
 def split_top(s: str) -> list[str]:

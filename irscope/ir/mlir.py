@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ._gc import gc_paused
 from ._scan import odd_quotes, split_loc, split_top, top_level, matching
 from .mlir_loc import LocResolver
 from .model import (UNKNOWN_LOCATION, Block, Function, Module, Op, ParseCache, Region,
@@ -75,7 +76,9 @@ def _op(s: str) -> tuple:
     if not res_text and "." not in name and name not in _BARE_OPS:
         return (K_UNKNOWN, split_loc(s)[1])
     results: tuple = ()
-    if res_text:
+    if res_text and ":" not in res_text and "," not in res_text:
+        results = (res_text.strip(),)
+    elif res_text:
         rs = []
         for r, n in _RESULT_RE.findall(res_text):
             if n:
@@ -191,6 +194,7 @@ def _classify_safe(raw: str) -> tuple:
         return (K_UNKNOWN, "")
 
 
+@gc_paused
 def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) -> Module:
     """Parse MLIR text (a ttir/ttgir file or one pass snapshot) into a :class:`Module`.
 

@@ -259,6 +259,7 @@ class ParseCache:
 
     mlir: dict = field(default_factory=dict)
     llvm: dict = field(default_factory=dict)
+    mir: dict = field(default_factory=dict)
     ptx: dict = field(default_factory=dict)
     sass: dict = field(default_factory=dict)
     locs: dict = field(default_factory=dict)
@@ -269,5 +270,5 @@ class ParseCache:
 
     def clear(self) -> None:
         """Drop every table."""
-        for table in (self.mlir, self.llvm, self.ptx, self.sass, self.locs, self.resolvers):
+        for table in (self.mlir, self.llvm, self.mir, self.ptx, self.sass, self.locs, self.resolvers):
             table.clear()

@@ -16,8 +16,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ._gc import gc_paused
+
+# Python's re tries a '^'-anchored multiline pattern at every position, ~7 ns a
+# character; a pattern that begins with a literal is found by a fast scan instead.
+# So every pattern searched over whole streams starts with a literal, and line
+# starts are checked afterwards.
+
+# What every header line holds (MLIR, Triton-internal and LLVM ones).
+_ANY_DUMP_RE = re.compile(r"IR Dump ")
 # Any MLIR dump header; the exact format is parsed by the two patterns below.
-_MLIR_ANY_RE = re.compile(r"^// -----// [^\n]*", re.M)
+_MLIR_ANY_RE = re.compile(r"// -----// [^\n]*")
 # // -----// IR Dump Before TritonGPUCoalesce (tritongpu-coalesce) ('builtin.module' operation) //----- //
 # // -----// IR Dump Before CanonicalizerPass: canonicalize{max-iterations=10} ('tt.func' operation: @f) //----- //
 # // -----// IR Dump After TritonGPUPipeline Failed (tritongpu-pipeline) ('builtin.module' operation) //----- //
@@ -28,26 +37,23 @@ _MLIR_HEADER_RE = re.compile(
 # // -----// SoftwarePipeliner internal IR Dump After: LowerLoops
 _MLIR_INTERNAL_RE = re.compile(
     r"// -----// (?P<who>.+?) internal IR Dump (?P<when>Before|After):? (?P<pass>.+?)\s*$")
-# module {   /   module attributes {...} {   /   "builtin.module"() ({
-_MODULE_START_RE = re.compile(r'^(?:module\b|"builtin\.module")', re.M)
-# the module's closing brace: the first '}' in column 0 after the module starts
-_COL0_CLOSE_RE = re.compile(r"^\}", re.M)
 
 # ; *** IR Dump After InstCombinePass on matmul_kernel ***
 # *** IR Dump After Module Verifier (verify) ***
 # # *** IR Dump After NVPTX DAG->DAG Pattern Instruction Selection (nvptx-isel) ***:
 _LLVM_HEADER_RE = re.compile(
-    r"^(?P<prefix>[;#] )?\*\*\* IR Dump (?P<when>Before|After) (?P<rest>.*?) \*\*\*:?[ \t\r]*$",
-    re.M)
-# Lines that are not IR: pass-manager debug output, Python warnings (+ their source line).
+    r"\*\*\* IR Dump (?P<when>Before|After) (?P<rest>[^\n]*?) \*\*\*:?[ \t\r]*(?=\n|$)")
+# Pass-manager debug output, found by its literal middle ("ing pass"...); the line
+# must then start with one of _NOISE_WORDS.
 # Running pass: InstCombinePass on add_kernel (32 instructions)
+_NOISE_RE = re.compile(r"ing (?:pass|analysis|all)")
+_NOISE_WORDS = ("Running pass", "Running analysis", "Invalidating analysis",
+                "Invalidating all non-preserved", "Clearing all analysis results",
+                "Skipping pass")
 # /path/knobs.py:504: UserWarning: TRITON_DEFAULT_FP_FUSION is unset ...
-_LLVM_NOISE_RE = re.compile(
-    r"^(?:(?:Running (?:pass|analysis)|Invalidating (?:analysis|all non-preserved)"
-    r"|Clearing all analysis results|Skipping pass)[^\n]*"
-    r"|[^\n]*\.py:\d+: \w*Warning: [^\n]*(?:\n  [^\n]*)?)(?:\n|$)", re.M)
+_PY_WARNING_RE = re.compile(r"\.py:\d+: \w*Warning: ")
 # A line that is neither blank nor an alias definition (#loc3 = ..., !t = ...).
-_NOT_ALIAS_RE = re.compile(r"^(?![#!]|[ \t\r]*$)", re.M)
+_NOT_ALIAS_RE = re.compile(r"\n(?![#!]|[ \t\r]*(?:\n|$))")
 _LEGACY_ARG_RE = re.compile(r"^(?P<desc>.*?)\s*\((?P<arg>[\w.-]+)\)$")
 
 
@@ -150,7 +156,8 @@ def _stray(text: str, start: int, end: int, allowed, lines: _Lines, out: list,
     With ``suspect`` (a pattern finding the first line that might be rejected), a
     range where it finds nothing is taken whole without the walk.
     """
-    if suspect is not None and suspect.search(text, start, end) is None:
+    if (suspect is not None and (start >= end or allowed(text[start:start + 1] or "#"))
+            and suspect.search(text, start, end) is None):
         if end > start:
             spans.append((start, end))
         return
@@ -217,6 +224,7 @@ def split_mlir_pass_dump(text: str) -> PassDump:
     return split_pass_dump(text, ("mlir",))
 
 
+@gc_paused
 def split_pass_dump(text: str, families: tuple[str, ...] = ("mlir", "llvm")) -> PassDump:
     """Split a stream holding MLIR and/or LLVM per-pass dumps (both switches on).
 
@@ -225,12 +233,20 @@ def split_pass_dump(text: str, families: tuple[str, ...] = ("mlir", "llvm")) -> 
     """
     dump = PassDump()
     lines = _Lines(text)
-    heads = [(m.start(), "mlir", m) for m in _MLIR_ANY_RE.finditer(text)]
-    llvm_heads = [(m.start(), "llvm", m) for m in _LLVM_HEADER_RE.finditer(text)]
-    if heads and llvm_heads:
-        heads = sorted(heads + llvm_heads, key=lambda h: h[0])
-    else:
-        heads = heads or llvm_heads
+    heads = []
+    # One scan for the words every header holds, then a look at each hit's line.
+    for hit in _ANY_DUMP_RE.finditer(text):
+        pos = hit.start()
+        ls = text.rfind("\n", 0, pos) + 1
+        if text.startswith("// -----// ", ls):
+            if not heads or heads[-1][0] != ls:
+                heads.append((ls, "mlir", _MLIR_ANY_RE.match(text, ls)))
+            continue
+        m = _LLVM_HEADER_RE.match(text, pos - 4) if pos >= 4 else None
+        if m is None:
+            continue
+        if pos - 4 == ls or (pos - 6 == ls and text[ls:ls + 2] in ("; ", "# ")):
+            heads.append((ls, "llvm", m))
     first = heads[0][0] if heads else len(text)
     _stray(text, 0, first, lambda _l: False, lines, dump.other, [])
     for i, (pos, family, m) in enumerate(heads):
@@ -248,19 +264,28 @@ def split_pass_dump(text: str, families: tuple[str, ...] = ("mlir", "llvm")) -> 
     return dump
 
 
+def _module_start(text: str, start: int, end: int) -> int:
+    """Offset of the ``module`` line in [start, end), -1 when none."""
+    if text.startswith(("module", '"builtin.module"'), start, end):
+        return start
+    found = [i for i in (text.find("\nmodule", start, end),
+                         text.find('\n"builtin.module"', start, end)) if i >= 0]
+    return min(found) + 1 if found else -1
+
+
 def _mlir_snapshot(text: str, m: re.Match, start: int, end: int, head_line: int,
                    lines: _Lines, dump: PassDump, index: int) -> PassSnapshot:
     header = m.group().rstrip("\r")
     spans: list[tuple[int, int]] = []
-    mstart = _MODULE_START_RE.search(text, start, end)
-    if mstart is None:
+    mstart = _module_start(text, start, end)
+    if mstart < 0:
         spans.append((start, _trim(text, start, end)))
     else:
-        _stray(text, start, mstart.start(), _pre_ok, lines, dump.other, spans,
-               _NOT_ALIAS_RE)
-        close = _COL0_CLOSE_RE.search(text, mstart.start(), end)
-        mend = _line_end(text, close.start(), end) if close else end
-        spans.append((mstart.start(), mend))
+        _stray(text, start, mstart, _pre_ok, lines, dump.other, spans, _NOT_ALIAS_RE)
+        # the module's closing brace: the first '}' in column 0
+        close = text.find("\n}", mstart, end)
+        mend = _line_end(text, close + 1, end) if close >= 0 else end
+        spans.append((mstart, mend))
         if mend < end:
             _stray(text, mend, _trim(text, mend, end), _post_ok(), lines, dump.other,
                    spans, _NOT_ALIAS_RE)
@@ -281,9 +306,11 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out or [(0, 0)]
 
 
-def _llvm_header(m: re.Match) -> tuple[str, str, str, str]:
+def _llvm_header(text: str, m: re.Match) -> tuple[str, str, str, str]:
     """(pass, argument, target, family) of an LLVM header match."""
-    prefix, rest = m["prefix"], m["rest"]
+    pos = m.start()
+    prefix = text[pos - 2:pos] if pos >= 2 else ""
+    rest = m["rest"]
     family = "mir" if prefix == "# " else "llvm"
     if prefix == "; ":
         i = rest.rfind(" on ")
@@ -306,20 +333,37 @@ def split_llvm_pass_dump(text: str) -> PassDump:
     return split_pass_dump(text, ("llvm",))
 
 
+def _noise(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """(start, end) of the stray lines in [start, end), newline included, in order."""
+    found = []
+    for n in _NOISE_RE.finditer(text, start, end):
+        ls = text.rfind("\n", start, n.start()) + 1 or start
+        if text.startswith(_NOISE_WORDS, ls, end):
+            found.append((ls, _line_end(text, n.end(), end)))
+    for w in _PY_WARNING_RE.finditer(text, start, end):
+        ls = text.rfind("\n", start, w.start()) + 1 or start
+        le = _line_end(text, w.end(), end)
+        if text.startswith("  ", le, end):  # the source line Python quotes
+            le = _line_end(text, le, end)
+        found.append((max(ls, start), le))
+    return sorted(found)
+
+
 def _llvm_snapshot(text: str, m: re.Match, start: int, end: int, head_line: int,
                    lines: _Lines, dump: PassDump, index: int) -> PassSnapshot:
     spans: list[tuple[int, int]] = []
     run = start
-    for n in _LLVM_NOISE_RE.finditer(text, start, end):
-        if n.end() == n.start():
+    for ns, ne in _noise(text, start, end):
+        if ns < run:
             continue
-        spans.append((run, n.start()))
-        first = lines.at(n.start())
-        for k, ln in enumerate(n.group().rstrip("\n").split("\n")):
+        spans.append((run, ns))
+        first = lines.at(ns)
+        for k, ln in enumerate(text[ns:ne].rstrip("\n").split("\n")):
             dump.other.append((first + k, ln.rstrip("\r")))
-        run = n.end()
+        run = ne
     spans.append((run, end))
     spans = _merge([(s, _trim(text, s, e)) for s, e in spans])
-    pass_name, arg, target, family = _llvm_header(m)
+    pass_name, arg, target, family = _llvm_header(text, m)
+    header = text[text.rfind("\n", 0, m.start()) + 1:m.end()].rstrip("\r")
     return PassSnapshot(index, pass_name, arg, "", "", target, m["when"].lower(), family,
-                        m.group().rstrip("\r"), head_line, text, tuple(spans))
+                        header, head_line, text, tuple(spans))

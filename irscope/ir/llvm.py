@@ -1,0 +1,431 @@
+"""Parser for LLVM IR (``.llir``, LLVM per-pass snapshots) and the MIR that codegen
+passes print (``# Machine code for function ...``).
+
+Instructions carry ``!dbg !N``; the ``!DILocation`` / ``!DISubprogram`` /
+``!DIFile`` nodes at the end of the module turn that into a frame chain (the
+``inlinedAt`` links are the call sites of inlined helpers). Function-level pass dumps
+print no metadata: pass ``metadata`` (the table of an earlier module dump) to
+resolve them anyway. MIR lines end with ``; k.py:13:24 @[ ... ]``, which is used
+directly (base names only).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from ._gc import gc_paused
+from ._scan import matching, split_top
+from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
+                    Module, ParseCache, Value)
+
+(L_BLANK, L_COMMENT, L_DEFINE, L_DECLARE, L_GLOBAL, L_LABEL, L_INSTR, L_CLOSE, L_META,
+ L_MISC, L_UNKNOWN, L_MIR_FUNC, L_MIR_END, L_MIR_BLOCK, L_MIR_MISC) = range(15)
+
+# define ptx_kernel void @add_kernel(ptr addrspace(1) %0, i32 %3) local_unnamed_addr #0 !dbg !4 {
+_DEFINE_RE = re.compile(r'define\s+(.*?)@("(?:[^"\\]|\\.)*"|[-\w.$]+)(\(.*)$')
+# declare i32 @llvm.nvvm.read.ptx.sreg.tid.x() #1
+_DECLARE_RE = re.compile(r'declare\s+.*?@("(?:[^"\\]|\\.)*"|[-\w.$]+)\(')
+# @global_smem = external addrspace(3) global [0 x i8], align 16
+_GLOBAL_RE = re.compile(r'@("(?:[^"\\]|\\.)*"|[-\w.$]+) = (.*)$')
+# 5:   /   .lr.ph:   /   ; <label>:5:        ; preds = %4
+_LABEL_RE = re.compile(r'(?:; <label>:)?([-\w.$]+|"[^"]*"):\s*(?:;.*)?$')
+# operands of:  %6 = tail call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x(), !dbg !7
+_VALUE_RE = re.compile(r'[%@](?:[-\w.$]+|"[^"]*")')
+_STRING_RE = re.compile(r'c?"(?:[^"\\]|\\.)*"')
+# !7 = !DILocation(line: 62, column: 24, scope: !4)   /   !llvm.dbg.cu = !{!0}
+_META_RE = re.compile(r"(![-\w.$]+) = (?:distinct )?(!?[A-Za-z]*)(.*)$")
+# line: 62   /   filename: "k.py"   /   scope: !4
+_FIELD_RE = re.compile(r'(\w+): ("(?:[^"\\]|\\.)*"|[^,()]+)')
+_MISC_PREFIXES = ("source_filename", "target ", "attributes #", "module asm", "uselistorder",
+                  "$")
+_CALL_PREFIXES = frozenset({"tail", "musttail", "notail"})
+
+# MIR: "# Machine code for function add_kernel: IsSSA, TracksLiveness"
+_MIR_FUNC_RE = re.compile(r"# Machine code for function ([^:]+):")
+# 0B	bb.0 (%ir-block.6):   /   bb.1.L1:
+_MIR_BLOCK_RE = re.compile(r"(?:\d+B\t)?(bb\.\d+[-\w.$]*)(?: \(([^)]*)\))?:\s*(?:;.*)?$")
+# 16B	  %18:b64 = LD_i64 0, ... debug-location !7; kernels.py:13:24 @[ k.py:3:4 ]
+_MIR_INSTR_RE = re.compile(r"(?:\d+B)?\s+(.*)$")
+_MIR_LOC_RE = re.compile(r";\s+([^\s;\"]+:\d+:\d+(?: @\[ .*\])?)\s*$")
+_MIR_FRAME_RE = re.compile(r"([^\s@\[\]]+):(\d+):(\d+)")
+_MIR_VALUE_RE = re.compile(r"[%$][\w.]+")
+_MIR_MISC = ("successors:", "liveins:", "predecessors:", "Function Live Ins:",
+             "Frame Objects:", "Constant Pool:", "Jump Tables:", "fi#", "cp#", "%jump-table")
+
+
+def _instr(s: str) -> tuple:
+    """An IR instruction line (already stripped). Plain string searches: this runs
+    for every new line of every LLVM snapshot."""
+    results: tuple = ()
+    rest = s
+    if s[0] == "%":
+        eq = s.find(" = ")
+        if eq > 0:
+            results, rest = (s[:eq],), s[eq + 3:]
+    i = rest.find(", !dbg !")
+    if i >= 0:
+        j = rest.find(",", i + 8)
+        ref = (rest[i + 7:j] if j >= 0 else rest[i + 7:]).strip()
+        body = rest[:i]
+    else:
+        ref, body = "", rest
+    sp = rest.find(" ")
+    opcode = rest[:sp] if sp > 0 else rest
+    if opcode in _CALL_PREFIXES:
+        sp2 = rest.find(" ", sp + 1)
+        opcode = rest[sp + 1:sp2] if sp2 > 0 else rest[sp + 1:]
+    if '"' in body:
+        body = _STRING_RE.sub('""', body)
+    return (L_INSTR, opcode.rstrip(","), results, tuple(_VALUE_RE.findall(body)), ref,
+            rest.endswith("["), UNKNOWN_LOCATION, "llvm")
+
+
+def _define(m: re.Match) -> tuple:
+    linkage, name, rest = m.groups()
+    if name.startswith('"'):
+        name = name[1:-1]
+    end = matching(rest, 0)
+    args = []
+    for piece in split_top(rest[1:end - 1]):
+        words = piece.split()
+        nm = words[-1] if words and words[-1].startswith("%") else ""
+        args.append((nm, " ".join(words[:-1]) if nm else piece))
+    tail = rest[end:]
+    dbg = re.search(r"!dbg (![\w.]+)", tail)
+    return (L_DEFINE, name, linkage.strip(), tuple(args), dbg.group(1) if dbg else "",
+            tail.rstrip().endswith("{"), tail.strip().rstrip("{").strip())
+
+
+def classify(raw: str) -> tuple:
+    """Parse one line of LLVM IR into a tuple whose first element is its kind."""
+    s = raw.strip()
+    if not s:
+        return (L_BLANK,)
+    c = s[0]
+    if c == ";":
+        m = _LABEL_RE.match(s) if s.startswith("; <label>:") else None
+        return (L_LABEL, m.group(1)) if m else (L_COMMENT,)
+    if raw[0] in " \t":
+        if c == "]":
+            return (L_MISC,)
+        return _instr(s)
+    if c == "}":
+        return (L_CLOSE,)
+    if c == "!":
+        m = _META_RE.match(s)
+        if m is None:
+            return (L_UNKNOWN,)
+        ident, kind, rest = m.groups()
+        fields = tuple(_FIELD_RE.findall(rest)) if kind.startswith("!DI") else ()
+        return (L_META, ident, kind, fields, s[len(ident) + 3:])
+    if c == "d":
+        m = _DEFINE_RE.match(s)
+        if m:
+            return _define(m)
+        m = _DECLARE_RE.match(s)
+        if m:
+            return (L_DECLARE, m.group(1).strip('"'))
+    if c == "@":
+        m = _GLOBAL_RE.match(s)
+        if m:
+            return (L_GLOBAL, m.group(1).strip('"'), m.group(2))
+    if s.startswith(_MISC_PREFIXES) or (c == "%" and " = type " in s):
+        return (L_MISC,)
+    if c == "#":
+        m = _MIR_FUNC_RE.match(s)
+        if m:
+            return (L_MIR_FUNC, m.group(1).strip())
+        if s.startswith("# End machine code for function"):
+            return (L_MIR_END,)
+        return (L_COMMENT,)
+    m = _LABEL_RE.match(s)
+    if m:
+        return (L_LABEL, m.group(1).strip('"'))
+    return (L_UNKNOWN,)
+
+
+def classify_mir(raw: str) -> tuple:
+    """Parse one line inside an MIR function (``# Machine code for function``)."""
+    s = raw.strip()
+    if not s:
+        return (L_BLANK,)
+    c = s[0]
+    if c == ";":
+        return (L_COMMENT,)
+    if c == "#":
+        if s.startswith("# End machine code for function"):
+            return (L_MIR_END,)
+        return (L_COMMENT,)
+    if "bb." in s[:16]:
+        m = _MIR_BLOCK_RE.match(s)
+        if m:
+            return (L_MIR_BLOCK, m.group(1))
+    head = raw[0]
+    if head != " " and head != "\t" and not head.isdigit():
+        return (L_MIR_MISC,) if s.startswith(_MIR_MISC) else (L_UNKNOWN,)
+    body = s
+    if head.isdigit():  # "16B\t  %18:b64 = ..." (slot indexes)
+        m = _MIR_INSTR_RE.match(raw)
+        body = m.group(1).strip() if m else s
+    if body.startswith(_MIR_MISC):
+        return (L_MIR_MISC,)
+    where = UNKNOWN_LOCATION
+    i = body.rfind("; ")
+    if i >= 0 and ":" in body[i:]:
+        loc = _MIR_LOC_RE.search(body, i)
+        if loc:
+            where = _mir_location(loc.group(1))
+            body = body[:loc.start()].rstrip()
+    results: tuple = ()
+    rest = body
+    eq = body.find(" = ")
+    if eq > 0 and '"' not in body[:eq]:
+        results, rest = tuple(_MIR_VALUE_RE.findall(body[:eq])), body[eq + 3:]
+    opcode = ""
+    for word in rest.split(" "):
+        if word[:1].isupper():  # flags (nuw, disjoint...) are lower case, opcodes not
+            opcode = word.rstrip(",")
+            break
+    j = rest.find("debug-location !")
+    ref = rest[j + 15:].split(",", 1)[0].split(";", 1)[0].strip() if j >= 0 else ""
+    if '"' in rest:
+        rest = _STRING_RE.sub('""', rest)
+    return (L_INSTR, opcode or rest.split(" ", 1)[0], results,
+            tuple(_MIR_VALUE_RE.findall(rest)), ref, False, where, "mir")
+
+
+@functools.lru_cache(maxsize=4096)
+def _mir_location(comment: str) -> Location:
+    """``k.py:13:24 @[ standard.py:3:4 ]`` -> Location (comments repeat a lot)."""
+    return _chain_location(_MIR_FRAME_RE.findall(comment))
+
+
+def _safe(fn, raw: str) -> tuple:
+    try:
+        return fn(raw)
+    except Exception:  # never let odd text stop a parse
+        return (L_UNKNOWN,)
+
+
+@gc_paused
+def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
+               metadata: dict[str, str] | None = None) -> Module:
+    """Parse LLVM IR (or an MIR dump) into a :class:`Module`; never raises on input.
+
+    ``metadata`` (``Module.loc_aliases`` of another parse) resolves ``!dbg`` refs when
+    this text has no metadata of its own (function-level pass dumps).
+    """
+    memo = cache.llvm if cache is not None else {}
+    mir_memo = cache.mir if cache is not None else {}
+    mod = Module(stage)
+    all_ops, unknown, meta = mod.all_ops, mod.unknown, mod.loc_aliases
+    add_op = all_ops.append
+    nodes: dict[str, tuple] = {}
+    fn: Function | None = None
+    block: Block | None = None
+    block_add = None
+    in_mir = in_cont = False
+    total = 0
+    lineno = 0
+    # Every counted line is either understood or listed in ``unknown``.
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        if in_mir:
+            t = mir_memo.get(raw)
+            if t is None:
+                t = _safe(classify_mir, raw)
+                mir_memo[raw] = t
+        else:
+            t = memo.get(raw)
+            if t is None:
+                t = _safe(classify, raw)
+                memo[raw] = t
+        k = t[0]
+        if k <= L_COMMENT:
+            continue
+        total += 1
+        if in_cont:  # inside a multi-line instruction (switch ... [ ... ])
+            in_cont = not raw.strip().startswith("]")
+            continue
+        if k == L_INSTR:
+            if block_add is None:
+                if fn is None:  # loop-pass dumps print bare blocks, outside any define
+                    fn = _fragment(mod, lineno, raw)
+                block = Block(None, (), [], lineno)
+                fn.blocks.append(block)
+                block_add = block.ops.append
+            op = Instruction(t[1], t[7], t[2], t[3], "", "", t[6], lineno, raw, (), fn, t[4],
+                             lineno)
+            block_add(op)
+            add_op(op)
+            in_cont = t[5]
+        elif k == L_LABEL or k == L_MIR_BLOCK:
+            if fn is None:
+                fn = _fragment(mod, lineno, raw)
+            block = Block(t[1], (), [], lineno)
+            fn.blocks.append(block)
+            block_add = block.ops.append
+        elif k == L_META:
+            meta[t[1]] = t[4]
+            if t[3]:
+                nodes[t[1]] = (t[2], t[3])
+        elif k == L_DEFINE:
+            fn = Function(t[1], "define", tuple(Value(n, ty) for n, ty in t[3]), [], lineno,
+                          lineno, t[2], t[6], UNKNOWN_LOCATION, t[4], raw)
+            mod.functions.append(fn)
+            block = block_add = None
+            if not t[5]:
+                fn = None
+        elif k == L_CLOSE or k == L_MIR_END:
+            if fn is None:
+                unknown.append((lineno, raw))
+                continue
+            fn.end_line = lineno
+            fn = block = block_add = None
+            in_mir = False
+        elif k == L_MIR_FUNC:
+            fn = Function(t[1], "mir", (), [], lineno, lineno, "", "", UNKNOWN_LOCATION, "",
+                          raw)
+            mod.functions.append(fn)
+            block = block_add = None
+            in_mir = True
+        elif k == L_GLOBAL or k == L_DECLARE:
+            op = Instruction("global" if k == L_GLOBAL else "declare", "llvm", ("@" + t[1],),
+                             (), "", "", UNKNOWN_LOCATION, lineno, raw, (), None, "", lineno)
+            mod.globals.append(op)
+            add_op(op)
+        elif k == L_MISC or k == L_MIR_MISC:
+            pass
+        else:
+            unknown.append((lineno, raw))
+            op = Instruction("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, lineno, raw,
+                             (), fn, "", lineno)
+            add_op(op)
+            (block.ops if block is not None else mod.globals).append(op)
+    if fn is not None:
+        fn.end_line = lineno
+    mod.total_lines, mod.understood_lines = total, total - len(unknown)
+    meta_src = metadata if not nodes and metadata else meta
+    _resolve(mod, _debug_info(meta_src, nodes, cache))
+    return mod
+
+
+def _fragment(mod: Module, line: int, text: str) -> Function:
+    """A nameless function holding instructions printed outside any ``define``."""
+    fn = Function("", "fragment", (), [], line, line, "", "", UNKNOWN_LOCATION, "", text)
+    mod.functions.append(fn)
+    return fn
+
+
+def _chain_location(chain: list) -> Location:
+    frames = tuple(Frame(f, int(ln), int(col)) for f, ln, col in chain)
+    return Location(frames, "callsite" if len(frames) > 1 else "file")
+
+
+class DebugInfo:
+    """Resolves ``!N`` references of one module's metadata to locations."""
+
+    __slots__ = ("nodes", "cache", "_active")
+
+    def __init__(self, nodes: dict[str, tuple[str, dict]]) -> None:
+        self.nodes = nodes
+        self.cache: dict[str, Location] = {}
+        self._active: set[str] = set()
+
+    def resolve(self, ref: str) -> Location:
+        """Location of ``!N`` (a DILocation); unknown when undefined or malformed."""
+        loc = self.cache.get(ref)
+        if loc is not None:
+            return loc
+        if ref in self._active or len(self._active) > 200:
+            return UNKNOWN_LOCATION
+        self._active.add(ref)
+        try:
+            loc = self._location(ref)
+        except (ValueError, KeyError, TypeError):
+            loc = UNKNOWN_LOCATION
+        finally:
+            self._active.discard(ref)
+        self.cache[ref] = loc
+        return loc
+
+    def _location(self, ref: str) -> Location:
+        node = self.nodes.get(ref)
+        if node is None:
+            return UNKNOWN_LOCATION
+        f = node[1]
+        if node[0] == "!DISubprogram":
+            frame = Frame(self._file(ref), int(f.get("line", 0)), 0,
+                          f.get("name", "").strip('"') or None)
+            return Location((frame,), "file")
+        if node[0] != "!DILocation":
+            return UNKNOWN_LOCATION
+        scope = f.get("scope", "")
+        frame = Frame(self._file(scope), int(f.get("line", 0)), int(f.get("column", 0)),
+                      self._subprogram(scope))
+        outer = f.get("inlinedAt")
+        if outer:
+            caller = self.resolve(outer)
+            return Location((frame,) + caller.frames, "callsite")
+        return Location((frame,), "file")
+
+    def _file(self, scope: str) -> str:
+        for _ in range(100):
+            node = self.nodes.get(scope)
+            if node is None:
+                return ""
+            kind, f = node
+            if kind == "!DIFile":
+                name = f.get("filename", "").strip('"')
+                folder = f.get("directory", "").strip('"')
+                return name if name.startswith("/") or not folder else f"{folder}/{name}"
+            if "file" in f:
+                scope = f["file"]
+            else:
+                scope = f.get("scope", "")
+        return ""
+
+    def _subprogram(self, scope: str) -> str | None:
+        for _ in range(100):
+            node = self.nodes.get(scope)
+            if node is None:
+                return None
+            if node[0] == "!DISubprogram":
+                return node[1].get("name", "").strip('"') or None
+            scope = node[1].get("scope", "")
+        return None
+
+
+_KEPT = 8
+
+
+def _debug_info(meta: dict[str, str], nodes: dict[str, tuple], cache: ParseCache | None
+                ) -> DebugInfo:
+    """A resolver for this metadata, reused when a recent module had the same table."""
+    key = tuple(meta.items())
+    if cache is not None:
+        found = cache.resolvers.get(("llvm", key))
+        if found is not None:
+            return found
+    if not nodes and meta:
+        for ident, text in meta.items():
+            m = _META_RE.match(f"{ident} = {text}")
+            if m and m.group(2).startswith("!DI"):
+                nodes[ident] = (m.group(2), tuple(_FIELD_RE.findall(m.group(3))))
+    info = DebugInfo({k: (kind, {a: b.strip() for a, b in f}) for k, (kind, f) in nodes.items()})
+    if cache is not None:
+        cache.resolvers[("llvm", key)] = info
+        if len(cache.resolvers) > _KEPT:
+            del cache.resolvers[next(iter(cache.resolvers))]
+    return info
+
+
+def _resolve(mod: Module, info: DebugInfo) -> None:
+    get, resolve = info.cache.get, info.resolve
+    for op in mod.all_ops:
+        ref = op.loc_ref
+        if ref and op.dialect == "llvm":
+            op.location = get(ref) or resolve(ref)
+    for fn in mod.functions:
+        if fn.loc_ref:
+            fn.location = resolve(fn.loc_ref)

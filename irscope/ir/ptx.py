@@ -1,0 +1,292 @@
+"""Parser for PTX as LLVM's NVPTX back end prints it for Triton.
+
+``.loc F L C`` sets the location of the instructions that follow; the ``.file F
+"path"`` table comes after the functions, so locations are resolved at the end.
+Inlining shows only in the comment LLVM writes after ``.loc``
+(``// standard.py:263:15 @[ kernels.py:67:19 ]``, base names) or, in some versions,
+as ``inlined_at F L C``; both become caller frames.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._gc import gc_paused
+from ._scan import split_top
+from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
+                    Module, ParseCache, Value)
+
+(P_BLANK, P_COMMENT, P_DIRECTIVE, P_FUNC, P_PARAM, P_PCLOSE, P_OPEN, P_CLOSE, P_LOC,
+ P_FILE, P_LABEL, P_INSTR, P_SECTION, P_DATA, P_SEMI, P_UNKNOWN, P_REG, P_POPEN) = range(18)
+
+# .visible .entry helper_kernel(      /   .extern .func (.param .b32 func_retval0) vprintf
+_FUNC_RE = re.compile(r"((?:\.(?:visible|extern|weak|global)\s+)*)\.(entry|func)\s+"
+                      r"(?:\(.*?\)\s*)?([\w$.]+)\s*(\(.*)?$")
+# .param .u64 .ptr .global .align 1 helper_kernel_param_0,
+_PARAM_RE = re.compile(r"\.param\s+(.*?)\s*([\w$]+)(\[\d*\])?\s*,?$")
+# .loc	1 62 24   /  .loc 1 5 3, function_name $L__info_string0, inlined_at 2 10 5
+_LOC_RE = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:\s*,\s*function_name\s+[\w$.]+)?"
+                     r"(?:\s*,\s*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?\s*(?://\s*(.*))?$")
+# .file	1 "/abs/k.py"   /   .file 1 "/abs" "k.py"
+_FILE_RE = re.compile(r'\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"(?:\s+"((?:[^"\\]|\\.)*)")?')
+# $L__BB0_1:   /   $L__func_begin0:
+_LABEL_RE = re.compile(r"([\w$.]+):\s*(?://.*)?$")
+# @%p1 ld.global.b32 { %r1 }, [ %rd1 + 0 ];   /   ret;
+_INSTR_RE = re.compile(r"(@!?%?[\w]+\s+)?([a-z_][\w.:]*)(?:\s+(.*?))?\s*(;)?\s*(?://.*)?$")
+# standard.py:263:15 @[ kernels.py:67:19 ]
+_FRAME_RE = re.compile(r"([^\s@\[\]]+):(\d+):(\d+)")
+_DATA_PREFIXES = (".b8", ".b16", ".b32", ".b64", ".quad", ".byte", ".word", ".u8", ".u32",
+                  ".u64")
+_BODY_DIRECTIVES = (".reg", ".shared", ".local", ".pragma", ".param", ".const", ".maxnreg",
+                    ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
+                    ".reqnctapercluster", ".explicitcluster", ".maxclusterrank",
+                    ".noreturn", ".alias", ".global")
+
+
+def classify(raw: str) -> tuple:
+    """Parse one PTX line into a tuple whose first element is its kind."""
+    s = raw.strip()
+    if not s:
+        return (P_BLANK,)
+    c = s[0]
+    if c == "/" and (s.startswith("//") or s.startswith("/*")):
+        return (P_COMMENT,)
+    if c == "{":
+        return (P_OPEN,) if s == "{" or s.startswith("{ ") and "//" in s else _instr(s)
+    if c == "}":
+        return (P_CLOSE,)
+    if c == ")":
+        return (P_PCLOSE, s.rstrip().endswith(";"))
+    if c == ";":
+        return (P_SEMI,)
+    if s == "(":
+        return (P_POPEN,)
+    if c == ".":
+        if s.startswith(".loc"):
+            m = _LOC_RE.match(s)
+            if m:
+                f, ln, col, f2, l2, c2, comment = m.groups()
+                callers = tuple((fr, int(a), int(b))
+                                for fr, a, b in _FRAME_RE.findall(comment or ""))[1:]
+                inl = (int(f2), int(l2), int(c2)) if f2 else None
+                key = f"{f} {ln} {col}"
+                if inl:
+                    key += " inlined_at {} {} {}".format(*inl)
+                if callers:
+                    key += " // " + comment.strip()
+                return (P_LOC, int(f), int(ln), int(col), callers, inl, key)
+            return (P_UNKNOWN,)
+        if s.startswith(".file"):
+            m = _FILE_RE.match(s)
+            if m:
+                path = m.group(2) if m.group(3) is None else f"{m.group(2)}/{m.group(3)}"
+                return (P_FILE, int(m.group(1)), path)
+            return (P_UNKNOWN,)
+        if s.startswith(".section"):
+            words = s.split()
+            return (P_SECTION, words[1] if len(words) > 1 else "", s.endswith("{"),
+                    s.endswith("}"))
+        if s.startswith(_DATA_PREFIXES):
+            return (P_DATA,)
+        m = _FUNC_RE.match(s)
+        if m:
+            vis, kind, name, rest = m.groups()
+            rest = rest or ""
+            params = tuple((p.split()[-1], " ".join(p.split()[1:-1]))
+                           for p in split_top(rest[1:rest.rfind(")")]) if p.startswith(".param")) \
+                if ")" in rest else ()
+            return (P_FUNC, name, "." + kind, vis.strip(), params, rest.count("(") and
+                    ")" in rest, s.endswith(";"))
+        if s.startswith(".param"):
+            m = _PARAM_RE.match(s)
+            return (P_PARAM, m.group(2), m.group(1)) if m else (P_PARAM, "", s)
+        if s.startswith(_BODY_DIRECTIVES):
+            return (P_REG,)
+        return (P_DIRECTIVE, s.split("//")[0].strip())
+    if c == "$" or ":" in s:
+        m = _LABEL_RE.match(s)
+        if m:
+            return (P_LABEL, m.group(1))
+    return _instr(s)
+
+
+def _instr(s: str) -> tuple:
+    m = _INSTR_RE.match(s)
+    if m is None:
+        return (P_UNKNOWN,)
+    pred, opcode, ops, semi = m.groups()
+    operands = tuple(split_top(ops)) if ops else ()
+    return (P_INSTR, opcode, (pred or "").strip(), operands, semi is not None)
+
+
+def _safe(raw: str) -> tuple:
+    try:
+        return classify(raw)
+    except Exception:  # never let odd text stop a parse
+        return (P_UNKNOWN,)
+
+
+@gc_paused
+def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) -> Module:
+    """Parse PTX into a :class:`Module` (functions, labels as blocks, instructions
+    with their ``.loc`` locations); never raises on input text."""
+    memo = cache.ptx if cache is not None else {}
+    mod = Module(stage)
+    all_ops, unknown = mod.all_ops, mod.unknown
+    files: dict[int, str] = {}
+    locs: dict[str, tuple] = {}
+    fn: Function | None = None
+    block: Block | None = None
+    in_params = False
+    depth = 0  # brace depth inside a function body
+    section = 0  # brace depth inside a .section
+    section_wait = False  # a .section line whose '{' comes on the next line
+    loc_key = ""
+    pending: Instruction | None = None  # an instruction continued on the next lines
+    header: list[str] = []
+    total = understood = 0
+    lineno = 0
+    for raw in text.split("\n"):
+        lineno += 1
+        t = memo.get(raw)
+        if t is None:
+            t = _safe(raw)
+            memo[raw] = t
+        k = t[0]
+        if k == P_BLANK or k == P_COMMENT:
+            continue
+        total += 1
+        if pending is not None:
+            pending.text += "\n" + raw
+            pending.end_line = lineno
+            understood += 1
+            if raw.split("//")[0].rstrip().endswith(";"):
+                pending = None
+            continue
+        if section_wait:
+            section_wait = False
+            if k == P_OPEN:
+                section = 1
+                understood += 1
+                continue
+        if section:
+            understood += 1
+            if k == P_OPEN:
+                section += 1
+            elif k == P_CLOSE:
+                section -= 1
+            elif k == P_FILE:
+                files[t[1]] = t[2]
+            continue
+        if k == P_INSTR and depth:
+            if block is None:
+                block = Block(None, (), [], lineno)
+                fn.blocks.append(block)
+            op = Instruction(t[1], "ptx", (), t[3], "", "", UNKNOWN_LOCATION, lineno, raw,
+                             (), fn, loc_key, lineno, t[2])
+            block.ops.append(op)
+            all_ops.append(op)
+            if not t[4]:
+                pending = op
+            understood += 1
+        elif k == P_LOC:
+            loc_key = t[6]
+            locs[loc_key] = t
+            understood += 1
+        elif k == P_LABEL and depth:
+            block = Block(t[1], (), [], lineno)
+            fn.blocks.append(block)
+            understood += 1
+        elif k == P_OPEN:
+            if fn is not None:
+                depth += 1
+                understood += 1
+            else:
+                unknown.append((lineno, raw))
+        elif k == P_CLOSE:
+            if depth:
+                depth -= 1
+                if depth == 0:
+                    fn.end_line = lineno
+                    fn, block, loc_key = None, None, ""
+                understood += 1
+            else:
+                unknown.append((lineno, raw))
+        elif k == P_FUNC:
+            if t[6]:  # a declaration: .extern .func ... ;
+                _declare(mod, t[1], lineno, raw)
+            else:
+                fn = Function(t[1], t[2], tuple(Value(n, ty) for n, ty in t[4]), [], lineno,
+                              lineno, t[3], "", UNKNOWN_LOCATION, "", raw)
+                mod.functions.append(fn)
+                block, depth, loc_key = None, 0, ""
+                in_params = not t[5]
+            understood += 1
+        elif k == P_PARAM and fn is not None and in_params:
+            fn.args += (Value(t[1], t[2]),)
+            understood += 1
+        elif k == P_PCLOSE or k == P_SEMI:
+            in_params = False
+            if k == P_SEMI or t[1]:
+                if fn is not None and not depth:  # the header was a declaration
+                    mod.functions.pop()
+                    _declare(mod, fn.name, fn.line, fn.text)
+                    fn = None
+            understood += 1
+        elif k == P_FILE:
+            files[t[1]] = t[2]
+            understood += 1
+        elif k == P_SECTION:
+            section = 1 if t[2] else 0
+            section_wait = not t[2] and not t[3]
+            understood += 1
+        elif k == P_POPEN and fn is not None and in_params:
+            understood += 1
+        elif k == P_DIRECTIVE or k == P_REG or k == P_DATA:
+            if not depth and k == P_DIRECTIVE:
+                header.append(t[1])
+            understood += 1
+        else:
+            unknown.append((lineno, raw))
+            op = Instruction("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, lineno, raw,
+                             (), fn, loc_key if depth else "", lineno)
+            all_ops.append(op)
+            (block.ops if block is not None else mod.globals).append(op)
+    if fn is not None:
+        fn.end_line = lineno
+    mod.total_lines, mod.understood_lines = total, understood
+    mod.attributes = "; ".join(h for h in header if h.startswith((".version", ".target",
+                                                                   ".address_size")))
+    mod.loc_aliases.update({str(n): p for n, p in files.items()})
+    _resolve(mod, files, locs)
+    return mod
+
+
+def _declare(mod: Module, name: str, line: int, text: str) -> None:
+    op = Instruction("declare", "ptx", (name,), (), "", "", UNKNOWN_LOCATION, line, text, (),
+                     None, "", line)
+    mod.globals.append(op)
+    mod.all_ops.append(op)
+
+
+def _resolve(mod: Module, files: dict[int, str], locs: dict[str, tuple]) -> None:
+    by_base: dict[str, str] = {}
+    for path in files.values():
+        base = path.rsplit("/", 1)[-1]
+        by_base[base] = path if base not in by_base else ""  # ambiguous -> keep base
+
+    def full(name: str) -> str:
+        return by_base.get(name) or name
+
+    resolved: dict[str, Location] = {}
+    for key, (_, f, ln, col, callers, inl, _k) in locs.items():
+        frames = [Frame(files.get(f, str(f)), ln, col)]
+        if callers:
+            frames.extend(Frame(full(n), a, b) for n, a, b in callers)
+        elif inl:
+            frames.append(Frame(files.get(inl[0], str(inl[0])), inl[1], inl[2]))
+        kind = "callsite" if len(frames) > 1 else ("file" if ln else "unknown")
+        resolved[key] = Location(tuple(frames), kind) if ln else UNKNOWN_LOCATION
+    for op in mod.all_ops:
+        if op.loc_ref:
+            op.location = resolved.get(op.loc_ref, UNKNOWN_LOCATION)
