@@ -7,7 +7,7 @@ import os
 
 from irscope.capture.dumpstream import split_dump_stream
 from irscope.capture.model import CapturedKernel, PassRecord
-from irscope.capture.tools import Resources, resources_from_binary, sass_with_lines
+from irscope.capture.tools import Resources, amdgcn_resources, resources_from_binary, sass_with_lines
 
 BINARY_STAGES = ("cubin", "hsaco")
 _OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -114,14 +114,8 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         resources = resources_from_binary(meta.get("tools_dir"), stages["cubin"], stages.get("ptx"), arch, options)
         notes.extend(resources.notes)
     if target.startswith("gfx"):
-        notes.append("AMD target: no SASS/cubin stages; resource usage from Triton's metadata only")
-        if metadata:
-            resources = Resources(
-                registers=metadata.get("n_regs") or None,
-                spill_stores=metadata.get("n_spills") if metadata.get("n_spills") is not None else None,
-                shared=metadata.get("shared"),
-                source="metadata",
-            )
+        notes.append("AMD target: no SASS (NVIDIA only); registers and spills read from the AMDGCN assembly")
+        resources = amdgcn_resources(stages.get("amdgcn") or "")
     if resources.shared is None and metadata.get("shared") is not None:
         resources.shared = metadata["shared"]
 

@@ -130,3 +130,22 @@ def resources_from_binary(tools_dir: str | None, cubin: bytes, ptx: str | None, 
             if res.registers is None and "reg" in log:
                 res.registers = log["reg"]
     return res
+
+
+# AMDGPU metadata in the .amdgcn text:   .vgpr_count:     24   /   .vgpr_spill_count: 0
+AMD_FIELD = re.compile(r"^\s*\.(?P<key>vgpr_count|sgpr_count|vgpr_spill_count|sgpr_spill_count|group_segment_fixed_size|private_segment_fixed_size):\s+(?P<value>\d+)", re.M)
+
+
+def amdgcn_resources(text: str) -> Resources:
+    """VGPRs, spills, LDS and scratch of an AMD kernel, from its assembly's metadata."""
+    fields = {m["key"]: int(m["value"]) for m in AMD_FIELD.finditer(text)}
+    res = Resources(source="amdgcn metadata")
+    res.registers = fields.get("vgpr_count")
+    if "vgpr_spill_count" in fields:
+        res.spill_stores = fields["vgpr_spill_count"] + fields.get("sgpr_spill_count", 0)
+        res.spill_loads = 0
+    res.shared = fields.get("group_segment_fixed_size")
+    res.stack = fields.get("private_segment_fixed_size")
+    if not fields:
+        res.notes.append("no AMDGPU metadata found in the amdgcn text")
+    return res

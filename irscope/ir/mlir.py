@@ -28,7 +28,8 @@ K_LOCDEF, K_ALIAS, K_UNKNOWN, K_OPENSTR, K_RESOURCE = range(8, 13)
 # #blocked = #ttg.blocked<{sizePerThread = [1], ...}>   /   #loc2 = loc("/k.py":6:24)
 _ALIAS_RE = re.compile(r"([#!][\w$.-]+) = (.*)$")
 # %pid = tt.get_program_id x : i32 loc(#loc2)   /   "tt.reduce"(%1) <{axis = 0 : i32}> ({
-_OP_RE = re.compile(r'(?:(%[^=]*?) = )?("[\w$.]+"|[A-Za-z_][\w$.]*)(.*)$')
+# (DOTALL: an op whose string literal spans lines arrives here joined)
+_OP_RE = re.compile(r'(?:(%[^=]*?) = )?("[\w$.]+"|[A-Za-z_][\w$.]*)(.*)$', re.S)
 # %12:2  /  %pid
 _RESULT_RE = re.compile(r"(%[\w$.-]+)(?::(\d+))?")
 # %acc#1  /  %arg0
@@ -38,7 +39,8 @@ _DEF_RE = re.compile(r"(%[\w$.-]+) = ")
 # ^bb0(%a: f32 loc(#loc3), %b: f32 loc(#loc3)):  // 2 preds: ^bb1, ^bb2
 _BLOCK_RE = re.compile(r"(\^[\w$.-]+)(\(.*\))?:\s*(?://.*)?$")
 # tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> loc(...), ...) attributes {...} {
-_FUNC_RE = re.compile(r'((?:\w+\.)?func)\s+((?:[a-z_]+\s+)*)@("(?:[^"\\]|\\.)*"|[\w$.-]+)(.*)$')
+_FUNC_RE = re.compile(r'((?:\w+\.)?func)\s+((?:[a-z_]+\s+)*)@("(?:[^"\\]|\\.)*"|[\w$.-]+)(.*)$',
+                      re.S)
 # module attributes {"ttg.num-warps" = 4 : i32} {
 _MODULE_RE = re.compile(r'(?:module|"builtin\.module"\(\))(?:\s+@[\w$.-]+)?(.*)$')
 

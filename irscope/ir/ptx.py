@@ -2,9 +2,9 @@
 
 ``.loc F L C`` sets the location of the instructions that follow; the ``.file F
 "path"`` table comes after the functions, so locations are resolved at the end.
-Inlining shows only in the comment LLVM writes after ``.loc``
-(``// standard.py:263:15 @[ kernels.py:67:19 ]``, base names) or, in some versions,
-as ``inlined_at F L C``; both become caller frames.
+Inlining shows in the comment LLVM writes after ``.loc``
+(``// standard.py:263:15 @[ kernels.py:67:19 ]``, base names; Triton 3.3-3.8) or as
+``inlined_at F L C`` (3.9); both become caller frames. Triton 3.2's PTX has neither.
 """
 
 from __future__ import annotations
@@ -278,14 +278,21 @@ def _resolve(mod: Module, files: dict[int, str], locs: dict[str, tuple]) -> None
     def full(name: str) -> str:
         return by_base.get(name) or name
 
+    # `inlined_at` names one call site; that site's own .loc line (when it was
+    # inlined too) names the next one.
+    outer = {(t[1], t[2], t[3]): t[5] for t in locs.values() if t[5]}
     resolved: dict[str, Location] = {}
     for key, (_, f, ln, col, callers, inl, _k) in locs.items():
         frames = [Frame(files.get(f, str(f)), ln, col)]
         if callers:
             frames.extend(Frame(full(n), a, b) for n, a, b in callers)
-        elif inl:
-            frames.append(Frame(files.get(inl[0], str(inl[0])), inl[1], inl[2]))
-        kind = "callsite" if len(frames) > 1 else ("file" if ln else "unknown")
+        else:
+            seen = set()
+            while inl and inl not in seen and len(frames) < 64:
+                seen.add(inl)
+                frames.append(Frame(files.get(inl[0], str(inl[0])), inl[1], inl[2]))
+                inl = outer.get(inl)
+        kind = "callsite" if len(frames) > 1 else "file"
         resolved[key] = Location(tuple(frames), kind) if ln else UNKNOWN_LOCATION
     for op in mod.all_ops:
         if op.loc_ref:

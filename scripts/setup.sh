@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# One command from a fresh clone: system packages, Python environments, then the
+# main job (capture every sample kernel with no GPU and print the summary).
+#   .venv               irscope + Triton 3.6 + torch 2.13 (CPU) + test tools
+#   .venvs/triton-3.2   Triton 3.2 + torch, for `--python` and the version tests
+#   .venvs/triton-3.9   Triton 3.9 + torch
+# Re-running it is cheap: finished steps are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+TORCH=${IRSCOPE_TORCH:-torch==2.13.0}
+
+if ! command -v dot >/dev/null 2>&1; then
+  echo "== installing Graphviz (dot)"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq graphviz >/dev/null
+fi
+
+pip_q() { "$1/bin/python" -m pip install -q --disable-pip-version-check "${@:2}" 2>&1 | grep -v "is ignored: it is neither" || true; }
+
+if [ ! -x .venv/bin/irscope ] || [ pyproject.toml -nt .venv/.irscope-installed ]; then
+  echo "== .venv: irscope with Triton 3.6"
+  [ -d .venv ] || $PY -m venv .venv
+  pip_q .venv "$TORCH" "triton==3.6.0" -e ".[capture,test]"
+  .venv/bin/python -c "import irscope, triton, torch, textual" && touch .venv/.irscope-installed
+fi
+for v in 3.2.0 3.9.0; do
+  d=.venvs/triton-${v%.0}
+  if [ ! -f "$d/.installed" ]; then
+    echo "== $d"
+    mkdir -p .venvs; [ -d "$d" ] || $PY -m venv "$d"
+    pip_q "$d" "$TORCH" "triton==$v"
+    "$d/bin/python" -c "import triton, torch" && touch "$d/.installed"
+  fi
+done
+
+echo "== capturing the sample kernels (compile-only, no GPU needed)"
+mkdir -p out
+rm -f out/samples.irscope
+for s in sample_kernels/*.py; do
+  .venv/bin/irscope run "$s" -o out/samples.irscope -q || { echo "capture of $s failed"; exit 1; }
+done
+.venv/bin/irscope ls out/samples.irscope

@@ -1,0 +1,57 @@
+"""Shared helpers: run the real CLI in a subprocess, capture real kernels once."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_kernels"
+DATA = Path(__file__).resolve().parent / "data"
+VENVS = ROOT / ".venvs"
+
+
+def irscope(*args, check=False, timeout=600, env=None, cwd=None):
+    """Run ``python -m irscope ARGS``; returns the CompletedProcess (text)."""
+    p = subprocess.run([sys.executable, "-m", "irscope", *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout, env=env, cwd=cwd)
+    if check and p.returncode != 0:
+        raise AssertionError(f"irscope {' '.join(map(str, args))} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def ls_json(bundle):
+    """``irscope ls BUNDLE --json`` as Python objects."""
+    return json.loads(irscope("ls", bundle, "--json", check=True).stdout)
+
+
+@pytest.fixture(scope="session")
+def sample_bundle(tmp_path_factory):
+    """vector_add, matmul (autotune) and the helper-call kernel, captured with no GPU."""
+    path = tmp_path_factory.mktemp("samples") / "samples.irscope"
+    for name in ("vector_add", "matmul_autotune", "jit_helper_call"):
+        irscope("run", SAMPLES / f"{name}.py", "-o", path, "-q", check=True)
+    return path
+
+
+def write_script(tmp_path, name, body):
+    """A small kernel script in tmp_path."""
+    p = tmp_path / name
+    p.write_text(body)
+    return p
+
+
+VECTOR_ADD = '''
+import torch, triton, triton.language as tl
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+'''

@@ -1,0 +1,77 @@
+"""Bundle store: content addressing, packs, schema stamp, transactions (no Triton)."""
+
+import sqlite3
+
+import pytest
+
+from irscope.capture.model import CapturedKernel, PassRecord, RunInfo
+from irscope.capture.tools import Resources
+from irscope.errors import IrscopeError
+from irscope.store.bundle import Bundle, is_bundle
+
+
+def _kernel(name="k", passes=3, text="module {\n  %0 = arith.constant 0 : i32\n}\n"):
+    return CapturedKernel(
+        kernel=name, file="/x/k.py", first_line=3, source="def k(): pass", target="sm_90", variant="B=1",
+        hash="h-" + name, signature={}, constexprs={"B": 1}, attrs={}, options={"num_warps": 4}, versions={"triton": "3.6.0"},
+        host="h", argv=["k.py"], started="now", compile_seconds=0.5, stage_seconds={"ttir": 0.1},
+        stages={"ttir": text, "cubin": b"\x00\x01binary"},
+        passes=[PassRecord(i, "ttir", "mlir", "before", f"P{i}", f"p{i}", "", "builtin.module", "", text) for i in range(passes)],
+        resources=Resources(registers=26, spill_stores=0, spill_loads=0, shared=0, source="test"), metadata={}, mode="compile-only",
+    )
+
+
+def _run(b):
+    return b.begin_run(RunInfo(["irscope"], "k.py", "/", "h", "compile-only", ["sm_90"], False, "0", "now", "python"))
+
+
+def test_roundtrip_and_dedup(tmp_path):
+    path = str(tmp_path / "b.irscope")
+    with Bundle.open(path, create=True) as b:
+        run = _run(b)
+        cid = b.add_capture(run, _kernel())
+        b.add_capture(run, _kernel("k2"))
+        b.finish_run(run, complete=True, status="ok")
+    assert is_bundle(path)
+    with Bundle.open(path) as b:
+        rows = b.captures()
+        assert [r.kernel for r in rows] == ["k", "k2"]
+        assert rows[0].stages == ("ttir", "cubin") and rows[0].passes == 3 and rows[0].complete
+        assert b.stage_text(cid, "cubin") == b"\x00\x01binary"
+        passes = b.passes(cid)
+        assert b.text(passes[2].blob) == _kernel().passes[2].text
+        # identical texts are stored once across passes, stages and captures
+        assert b.conn.execute("SELECT count(*) FROM blobs").fetchone()[0] == 2
+
+
+def test_not_a_bundle_is_never_touched(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_text("hello")
+    with pytest.raises(IrscopeError, match="not an irscope bundle"):
+        Bundle.open(str(p), create=True)
+    assert p.read_text() == "hello"
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t(x)")
+    with pytest.raises(IrscopeError, match="not an irscope bundle"):
+        Bundle.open(str(other))
+
+
+def test_failed_capture_write_rolls_back(tmp_path):
+    path = str(tmp_path / "b.irscope")
+    with Bundle.open(path, create=True) as b:
+        run = _run(b)
+        b.add_capture(run, _kernel())
+        bad = _kernel("bad")
+        bad.passes.append("not a pass record")  # fails mid-transaction
+        with pytest.raises(AttributeError):
+            b.add_capture(run, bad)
+        assert [r.kernel for r in b.captures()] == ["k"]
+        assert b.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert not b.runs()[0]["complete"]
+
+
+def test_missing_bundle_and_unwritable_folder(tmp_path):
+    with pytest.raises(IrscopeError, match="no such bundle"):
+        Bundle.open(str(tmp_path / "nope.irscope"))
+    with pytest.raises(IrscopeError, match="does not exist"):
+        Bundle.open(str(tmp_path / "no" / "dir" / "b.irscope"), create=True)
