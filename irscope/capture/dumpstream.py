@@ -21,7 +21,7 @@ MLIR_HEADER = re.compile(r"^// -----// (?P<body>IR Dump .*?) //----- //[ \t]*$",
 _MLIR_BODY = re.compile(
     r"IR Dump (?P<when>Before|After) (?P<name>[\w.:<>-]+?)(?P<failed> Failed)?"
     r"(?: \((?P<arg_paren>[^()]*(?:\{[^}]*\})?)\)|: (?P<arg_colon>.*?))?"
-    r" \('(?P<anchor>[\w.]+)' operation(?:: @(?P<anchor_name>[^)]*))?\)$"
+    r" \('(?P<anchor>[\w.]+)' operation(?:: @(?P<anchor_name>.*))?\)$"
 )
 # // -----// SoftwarePipeliner internal IR Dump After: LowerLoops
 TRITON_INTERNAL_HEADER = re.compile(r"^// -----// (?P<owner>\w+) internal IR Dump (?P<when>After|Before): (?P<name>.*?)[ \t]*$", re.M)

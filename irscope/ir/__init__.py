@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ._gc import gc_paused
+from ._guard import paused_gc
 from .llvm import parse_llvm
 from .mlir import parse_mlir
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
@@ -43,7 +43,7 @@ def parse_snapshot(snap: PassSnapshot, cache: ParseCache | None = None,
     return parse_llvm(snap.text, snap.family, cache, metadata)
 
 
-@gc_paused
+@paused_gc
 def parse_snapshots(snapshots: Iterable[PassSnapshot], cache: ParseCache | None = None
                     ) -> list[Module]:
     """Parse a sequence of snapshots, sharing work between them.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ._gc import gc_paused
+from ._guard import parser
 from ._scan import matching, split_top
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, ParseCache, Value)
@@ -208,7 +208,7 @@ def _safe(fn, raw: str) -> tuple:
         return (L_UNKNOWN,)
 
 
-@gc_paused
+@parser("llir")
 def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                metadata: dict[str, str] | None = None) -> Module:
     """Parse LLVM IR (or an MIR dump) into a :class:`Module`; never raises on input.
@@ -342,7 +342,7 @@ class DebugInfo:
         self._active.add(ref)
         try:
             loc = self._location(ref)
-        except (ValueError, KeyError, TypeError):
+        except Exception:  # malformed metadata: unknown, never an error
             loc = UNKNOWN_LOCATION
         finally:
             self._active.discard(ref)

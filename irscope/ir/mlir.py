@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ._gc import gc_paused
+from ._guard import parser
 from ._scan import odd_quotes, split_loc, split_top, top_level, matching
 from .mlir_loc import LocResolver
 from .model import (UNKNOWN_LOCATION, Block, Function, Module, Op, ParseCache, Region,
@@ -196,7 +196,7 @@ def _classify_safe(raw: str) -> tuple:
         return (K_UNKNOWN, "")
 
 
-@gc_paused
+@parser("mlir")
 def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) -> Module:
     """Parse MLIR text (a ttir/ttgir file or one pass snapshot) into a :class:`Module`.
 

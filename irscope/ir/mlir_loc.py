@@ -73,7 +73,7 @@ class LocResolver:
                 return loc
         try:
             loc, _ = self._parse(text, 0, 0)
-        except (ValueError, IndexError, RecursionError):
+        except Exception:  # malformed location text: unknown, never an error
             loc = UNKNOWN_LOCATION
         self.cache[text] = loc
         if context_free:
@@ -90,7 +90,7 @@ class LocResolver:
         self._active.add(name)
         try:
             loc, _ = self._parse(text, 0, depth + 1)
-        except (ValueError, IndexError, RecursionError):
+        except Exception:  # malformed definition: unknown, never an error
             loc = UNKNOWN_LOCATION
         finally:
             self._active.discard(name)
@@ -103,6 +103,8 @@ class LocResolver:
         c = s[i]
         if c == "#":
             m = _ALIAS_RE.match(s, i)
+            if m is None:
+                raise ValueError("bad alias")
             return self._alias(m.group(), depth), m.end()
         if c == '"':
             m = _FILE_RE.match(s, i)

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ._gc import gc_paused
+from ._guard import paused_gc
 
 # Python's re tries a '^'-anchored multiline pattern at every position, ~7 ns a
 # character; a pattern that begins with a literal is found by a fast scan instead.
@@ -224,7 +224,7 @@ def split_mlir_pass_dump(text: str) -> PassDump:
     return split_pass_dump(text, ("mlir",))
 
 
-@gc_paused
+@paused_gc
 def split_pass_dump(text: str, families: tuple[str, ...] = ("mlir", "llvm")) -> PassDump:
     """Split a stream holding MLIR and/or LLVM per-pass dumps (both switches on).
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ._gc import gc_paused
+from ._guard import parser
 from ._scan import split_top
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, ParseCache, Value)
@@ -126,7 +126,7 @@ def _safe(raw: str) -> tuple:
         return (P_UNKNOWN,)
 
 
-@gc_paused
+@parser("ptx")
 def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) -> Module:
     """Parse PTX into a :class:`Module` (functions, labels as blocks, instructions
     with their ``.loc`` locations); never raises on input text."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ._gc import gc_paused
+from ._guard import parser
 from ._scan import split_top
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, ParseCache)
@@ -75,7 +75,7 @@ def _safe(raw: str) -> tuple:
         return (S_UNKNOWN,)
 
 
-@gc_paused
+@parser("sass")
 def parse_sass(text: str, stage: str = "sass", cache: ParseCache | None = None) -> Module:
     """Parse ``nvdisasm -g -c`` output into a :class:`Module`; never raises on input."""
     memo = cache.sass if cache is not None else {}

@@ -36,14 +36,27 @@ class _FakeLauncher:
         return None
 
 
+def _load_binary_arity():
+    """4 values up to Triton 3.2, 5 (n_max_threads added) after."""
+    import inspect
+
+    try:
+        from triton.compiler.compiler import CompiledKernel
+
+        return 5 if "n_max_threads" in inspect.getsource(CompiledKernel._init_handles) else 4
+    except (ImportError, OSError, TypeError):
+        return 5
+
+
 class _FakeUtils:
     def __init__(self, backend):
         self.backend = backend
+        self.arity = _load_binary_arity()
 
     def load_binary(self, name, kernel, shared, device):
         # (module, function, n_regs, n_spills[, n_max_threads]): resource usage is
         # read from the cubin by irscope afterwards, not from a driver.
-        return (None, None, 0, 0, 1024)
+        return (None, None, 0, 0, 1024)[: self.arity]
 
     def get_device_properties(self, device):
         # Generous limits so the shared-memory check never rejects a kernel that a
