@@ -16,6 +16,7 @@ from irscope.errors import IrscopeError
 from irscope.store.bundle import Bundle
 
 EXIT_SCRIPT_FAILED = 3
+EXIT_COMPILE_FAILED = 4
 EXIT_INTERRUPTED = 130
 
 
@@ -95,7 +96,7 @@ def _is_type(word: str) -> bool:
 
 def capture_into(req: CaptureRequest, output: str, command: list[str], args, strict: bool = False) -> int:
     """Run the capture, storing each kernel in ``output`` as it arrives."""
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
     info = run_info(req, command)
     existed = os.path.exists(output)
@@ -162,23 +163,32 @@ def _problem_line(outcomes, interrupted: bool) -> str | None:
             detail = f"{err.get('type')}: {err.get('message')}"
             if err.get("kind") == "data-dependent":
                 detail = "it reads tensor values, which compile-only mode does not compute"
-            return f"script failed{where} ({o.target or 'gpu'}): {detail}"
+            return f"script failed{where} ({_label(o)}): {detail}"
         if o.exit_code not in (0, None):
-            return f"script exited with code {o.exit_code} ({o.target or 'gpu'})"
+            return f"script exited with code {o.exit_code} ({_label(o)})"
     return None
 
 
+def _label(outcome) -> str:
+    if outcome.target:
+        return outcome.target
+    return "compile-only, sm_90" if outcome.mode == "compile-only" else "gpu"
+
+
 def _exit_code(outcomes, rows, interrupted, problem, console, strict) -> int:
-    failed_compiles = [r for r in rows if r.error]
-    for r in failed_compiles:
-        where = f" in {r.failed_pass}" if r.failed_pass else (f" in {r.failed_stage}" if r.failed_stage else "")
-        console.print(f"[yellow]warning:[/] {r.kernel} [{r.variant}] {r.target} failed to compile{where}: {r.error}",
-                      highlight=False)
+    failed = [r for r in rows if r.error]
     if interrupted:
-        console.print(f"irscope: {problem}")
+        console.print(f"irscope: {problem}", highlight=False)
         return EXIT_INTERRUPTED
+    if failed:
+        r = failed[0]
+        where = f" in pass {r.failed_pass}" if r.failed_pass else (f" in {r.failed_stage}" if r.failed_stage else "")
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        print(f"irscope: error: {r.kernel} [{r.variant}] {r.target} failed to compile{where}: {r.error}{more}; "
+              f"the stages that compiled are kept", file=sys.stderr)
+        return EXIT_COMPILE_FAILED
     if problem is None:
-        return 1 if (strict and failed_compiles) else 0
+        return 0
     compile_only = all(o.mode == "compile-only" for o in outcomes)
     if rows and compile_only and not strict and "no Triton" not in problem:
         console.print(f"[yellow]note:[/] {problem}; {len(rows)} kernel(s) captured", highlight=False)

@@ -31,7 +31,10 @@ def _report(kind, exc, script):
             break
     if isinstance(exc, SyntaxError) and exc.filename:
         where = "%s:%s" % (os.path.basename(exc.filename), exc.lineno)
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip() and set(ln.strip()) - {"^", "~"}]
+    # Triton's CompilationError starts with "at 2:20:" and the source snippet;
+    # its reason is the last line.
+    message = (lines[-1] if lines[0].endswith(":") else lines[0]) if lines else ""
     chain, seen = exc, 0
     while chain is not None and seen < 10:  # fake tensors cannot give values
         if "DataDependent" in type(chain).__name__ or "FakeTensor" in str(chain)[:2000]:
