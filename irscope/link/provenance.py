@@ -1,0 +1,416 @@
+"""What each compiler pass did to the IR: changed or not, ops added/removed/modified.
+
+Pure functions over texts (no I/O). The input is the ordered list of a capture's
+per-pass snapshots (:class:`PassInput`) plus the final text of each stage; the
+output is one :class:`PassChange` per snapshot and, per stage, where each op name
+came from (:class:`StageOrigins`).
+
+Comparison is at op level and robust to SSA renaming: every op line is normalised
+by :func:`normalise_op_text` (locations stripped, value names, block labels and
+location aliases replaced by placeholders) and two IRs are compared as multisets
+of ``(op name, normalised text)``. See :func:`diff_summaries` for the exact rule
+that splits a difference into added, removed and modified ops.
+
+Parsing goes through :mod:`irscope.ir`; every text is summarised once per distinct
+content (a :class:`ProvenanceCache` keyed by the text's hash), so the many passes
+that change nothing cost a dictionary look-up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from irscope.ir import ParseCache, parse_stage
+
+# Snapshot kind (the bundle's ``passes.kind``) -> the irscope.ir stage that parses it.
+_KIND_STAGE = {"mlir": "mlir", "llvm": "llir"}
+# Stage (the bundle's ``stages.stage``) -> snapshot kind its final text is printed in.
+# The llir stage's passes are MLIR but its final text is LLVM IR: the two cannot be
+# compared, so the last MLIR pass of llir has no known "after".
+_STAGE_KIND = {"ttir": "mlir", "ttgir": "mlir", "llir": "llvm"}
+
+_VALUE_RE = re.compile(r"%[A-Za-z0-9_$.\-]+(?:#\d+)?(?::\d+)?")
+_BLOCK_RE = re.compile(r"\^[A-Za-z0-9_$.\-]+")
+_LOCREF_RE = re.compile(r"#loc\d*\b")
+_SPACE_RE = re.compile(r"\s+")
+
+
+def _strip_locs(text: str) -> str:
+    """Remove every ``loc(...)`` group (balanced parentheses; quoted strings respected)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = text.find("loc(", i)
+        # Only a standalone keyword: not the tail of an identifier such as ``alloc(``.
+        while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_.#"):
+            j = text.find("loc(", j + 1)
+        if j < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j])
+        depth, k, in_str = 0, j + 3, False
+        while k < n:
+            c = text[k]
+            if in_str:
+                if c == "\\":
+                    k += 1
+                elif c == '"':
+                    in_str = False
+            elif c == '"':
+                in_str = True
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    k += 1
+                    break
+            k += 1
+        i = k
+    return "".join(out)
+
+
+def normalise_op_text(text: str) -> str:
+    """The op line with everything that renaming or location tracking changes removed.
+
+    ``loc(...)`` groups are dropped; ``%name``/``%12``/``%12#0`` become ``%``, block
+    labels ``^bb3`` become ``^``, location aliases ``#loc12`` become ``#loc``, LLVM
+    ``!dbg !12`` attachments are dropped; whitespace is collapsed. Two ops that differ
+    only by SSA numbering or source location normalise to the same string.
+    """
+    t = _strip_locs(text)
+    t = _VALUE_RE.sub("%", t)
+    t = _BLOCK_RE.sub("^", t)
+    t = _LOCREF_RE.sub("#loc", t)
+    t = re.sub(r",?\s*!dbg\s*!\d+", "", t)
+    return _SPACE_RE.sub(" ", t).strip()
+
+
+def dialect_of(op_name: str) -> str:
+    """Dialect prefix of an op name: ``ttg`` for ``ttg.convert_layout``; for a name
+    without a dot (LLVM IR opcodes) the name itself is not a dialect, so ``llvm``."""
+    head, dot, _ = op_name.partition(".")
+    return head if dot else "llvm"
+
+
+@dataclass(frozen=True, slots=True)
+class OpSummary:
+    """The op content of one IR text, independent of SSA names and locations."""
+
+    ops: Counter
+    """``(op name, normalised text)`` -> count."""
+    names: Counter
+    """op name -> count."""
+    dialects: dict[str, int]
+    """dialect prefix -> op count, largest first."""
+
+    @property
+    def total(self) -> int:
+        """Number of ops."""
+        return sum(self.names.values())
+
+
+@dataclass(frozen=True, slots=True)
+class OpDiff:
+    """Op-level difference between two :class:`OpSummary`."""
+
+    added: int
+    removed: int
+    modified: int
+    by_name: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    """op name -> (added, removed, modified), only names with a non-zero entry."""
+
+
+EMPTY_DIFF = OpDiff(0, 0, 0, {})
+
+
+def summarise_module_ops(ops: Iterable) -> OpSummary:
+    """Summarise parsed ops (anything with ``.name`` and ``.text``); ops the parser did
+    not understand (``<unknown>``) are left out: they are not ops of any dialect."""
+    pairs: Counter = Counter()
+    names: Counter = Counter()
+    for op in ops:
+        if op.name == "<unknown>" or not op.name:
+            continue
+        pairs[(op.name, normalise_op_text(op.text))] += 1
+        names[op.name] += 1
+    dialects: Counter = Counter()
+    for name, count in names.items():
+        dialects[dialect_of(name)] += count
+    return OpSummary(pairs, names, dict(dialects.most_common()))
+
+
+def diff_summaries(before: OpSummary, after: OpSummary) -> OpDiff:
+    """Split the difference between two summaries into added, removed, modified ops.
+
+    Per op name ``n``: let ``B`` and ``A`` be the multisets of normalised texts of
+    ``n`` ops before and after, ``common = |B ∩ A|`` (multiset intersection),
+    ``gone = |B| - common`` and ``new = |A| - common``. Then
+    ``modified = min(gone, new)`` (an old text paired with a new one: the op was
+    rewritten in place), ``removed = gone - modified`` and ``added = new - modified``.
+    So ``added - removed == |A| - |B|`` for every name, and the totals are the sums
+    over names.
+    """
+    if before is after:
+        return EMPTY_DIFF
+    by_name: dict[str, list[int]] = {}
+    for key, count in before.ops.items():
+        d = count - after.ops.get(key, 0)
+        if d > 0:
+            by_name.setdefault(key[0], [0, 0])[0] += d
+    for key, count in after.ops.items():
+        d = count - before.ops.get(key, 0)
+        if d > 0:
+            by_name.setdefault(key[0], [0, 0])[1] += d
+    out: dict[str, tuple[int, int, int]] = {}
+    added = removed = modified = 0
+    for name, (gone, new) in by_name.items():
+        mod = min(gone, new)
+        a, r = new - mod, gone - mod
+        out[name] = (a, r, mod)
+        added += a
+        removed += r
+        modified += mod
+    return OpDiff(added, removed, modified, out)
+
+
+class ProvenanceCache:
+    """Memo of summaries per distinct text (and of diffs per pair of texts).
+
+    Keys are a SHA-1 of the text plus the parse stage, so identical snapshots are
+    parsed and compared once, whatever their number.
+    """
+
+    def __init__(self) -> None:
+        self.summaries: dict[tuple[str, str], OpSummary] = {}
+        self.diffs: dict[tuple, OpDiff] = {}
+        self.parse_cache = ParseCache()
+
+    @staticmethod
+    def key(text: str) -> str:
+        """Content key of a text."""
+        return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def summary(self, text: str, stage: str = "mlir") -> OpSummary:
+        """The summary of ``text`` parsed as ``stage`` (memoised)."""
+        k = (stage, self.key(text))
+        hit = self.summaries.get(k)
+        if hit is None:
+            hit = summarise_module_ops(parse_stage(stage, text, self.parse_cache).ops())
+            self.summaries[k] = hit
+        return hit
+
+    def diff(self, before: OpSummary, after: OpSummary) -> OpDiff:
+        """:func:`diff_summaries`, memoised on the two summaries' identities."""
+        if before is after:
+            return EMPTY_DIFF
+        k = (id(before), id(after))
+        hit = self.diffs.get(k)
+        if hit is None:
+            hit = diff_summaries(before, after)
+            self.diffs[k] = hit
+        return hit
+
+
+@dataclass(frozen=True, slots=True)
+class PassInput:
+    """One per-pass snapshot as the bundle stores it (``passes`` row plus its text)."""
+
+    stage: str
+    name: str
+    argument: str
+    when: str
+    """``before``, ``after``, ``after-failed`` or ``internal``."""
+    kind: str
+    """``mlir`` or ``llvm``."""
+    text: str
+
+
+@dataclass(slots=True)
+class PassChange:
+    """What one pass did (see :func:`pass_changes`)."""
+
+    index: int
+    """Position in the capture's pass list (0-based, the order given)."""
+    stage: str
+    name: str
+    argument: str
+    when: str
+    internal: bool
+    """A snapshot printed inside another pass (e.g. the pipeliner's steps): its
+    change is from the previous snapshot to this one, and it is left out of sums."""
+    after_known: bool
+    """False when the IR after the pass is not available in a comparable form (the
+    last MLIR pass of ``llir``, whose result is only kept as LLVM IR); then
+    ``changed`` is False and the counts are 0."""
+    changed: bool
+    """The text after the pass differs from the text before it (any byte)."""
+    added: int
+    removed: int
+    modified: int
+    ops_by_dialect: dict[str, int]
+    """Op count per dialect after the pass ({} when unknown)."""
+    ops_before: int
+    ops_after: int
+    by_name: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    introduces: list[str] = field(default_factory=list)
+    """Op names that first appear in the stage after this pass."""
+    erases: list[str] = field(default_factory=list)
+    """Op names whose last instance in the stage this pass erased."""
+    before_summary: OpSummary | None = field(default=None, repr=False)
+    after_summary: OpSummary | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict:
+        """The fixed JSON shape of ``irscope passes --json``."""
+        return {
+            "index": self.index, "stage": self.stage, "name": self.name, "argument": self.argument,
+            "when": self.when, "internal": self.internal, "after_known": self.after_known,
+            "changed": self.changed, "added": self.added, "removed": self.removed,
+            "modified": self.modified, "ops_by_dialect": self.ops_by_dialect,
+            "ops_before": self.ops_before, "ops_after": self.ops_after,
+            "introduces": self.introduces, "erases": self.erases,
+        }
+
+
+@dataclass(slots=True)
+class StageOrigins:
+    """Where the op names of one stage's final IR came from."""
+
+    stage: str
+    introduced: dict[str, int | None]
+    """Op name in the stage's final IR -> index of the pass after which it first
+    appeared in that stage, or None when it was already in the stage's input."""
+    erased: dict[str, int]
+    """Op name seen during the stage but absent from its final IR -> index of the pass
+    that erased its last instance."""
+
+
+def _after_index(passes: Sequence[PassInput], i: int) -> int | None:
+    """Index of the snapshot holding the IR after ``before``-pass ``i``: the next
+    non-internal ``before`` snapshot of the same stage and kind; None at the end."""
+    p = passes[i]
+    for j in range(i + 1, len(passes)):
+        q = passes[j]
+        if q.stage != p.stage:
+            return None
+        if q.when == "internal" or q.kind != p.kind:
+            continue
+        return j if q.when == "before" else None
+    return None
+
+
+def pass_changes(passes: Sequence[PassInput], finals: Mapping[str, str],
+                 cache: ProvenanceCache | None = None) -> list[PassChange]:
+    """One :class:`PassChange` per snapshot, in order.
+
+    ``passes`` is the capture's snapshots in ``seq`` order, each stage's passes
+    contiguous; ``finals`` maps a stage to its final text (``ttir``, ``ttgir``,
+    ``llir``). For a ``before`` snapshot the IR after the pass is the next ``before``
+    snapshot of the same stage, or the stage's final text for the stage's last pass
+    (when that text is of the same kind). For ``after`` snapshots (LLVM passes) the
+    IR before is the previous ``after`` snapshot of the same stage. An ``internal``
+    snapshot is compared with the snapshot just before it.
+    """
+    cache = cache or ProvenanceCache()
+    out: list[PassChange] = []
+    for i, p in enumerate(passes):
+        stage = _KIND_STAGE.get(p.kind)
+        before_text: str | None = None
+        after_text: str | None = None
+        if stage is None:
+            pass
+        elif p.when == "internal":
+            prev = passes[i - 1] if i > 0 and passes[i - 1].stage == p.stage else None
+            if prev is not None and prev.kind == p.kind:
+                before_text, after_text = prev.text, p.text
+        elif p.when == "before":
+            before_text = p.text
+            j = _after_index(passes, i)
+            if j is not None:
+                after_text = passes[j].text
+            elif _STAGE_KIND.get(p.stage) == p.kind and isinstance(finals.get(p.stage), str):
+                # The stage's last pass: its result is the stage's own output, unless
+                # another non-internal snapshot of this stage and kind follows.
+                later = [q for q in passes[i + 1:] if q.stage == p.stage and q.kind == p.kind
+                         and q.when != "internal"]
+                if not later:
+                    after_text = finals[p.stage]
+        else:  # after / after-failed: the snapshot is the IR after the pass
+            after_text = p.text
+            for q in reversed(passes[:i]):
+                if q.stage != p.stage:
+                    break
+                if q.kind == p.kind and q.when in ("after", "after-failed"):
+                    before_text = q.text
+                    break
+        internal = p.when == "internal"
+        if before_text is None or after_text is None:
+            bsum = cache.summary(before_text, stage) if before_text is not None and stage else None
+            out.append(PassChange(i, p.stage, p.name, p.argument, p.when, internal, False, False,
+                                  0, 0, 0, {}, bsum.total if bsum else 0, 0, before_summary=bsum))
+            continue
+        bsum = cache.summary(before_text, stage)
+        asum = cache.summary(after_text, stage)
+        changed = before_text != after_text
+        diff = cache.diff(bsum, asum) if changed else EMPTY_DIFF
+        out.append(PassChange(i, p.stage, p.name, p.argument, p.when, internal, True, changed,
+                              diff.added, diff.removed, diff.modified, dict(asum.dialects),
+                              bsum.total, asum.total, dict(diff.by_name),
+                              before_summary=bsum, after_summary=asum))
+    _mark_origins(passes, out)
+    return out
+
+
+def _mark_origins(passes: Sequence[PassInput], changes: list[PassChange]) -> None:
+    """Fill ``introduces`` / ``erases`` of each change from :func:`stage_origins`."""
+    for origins in stage_origins(passes, changes).values():
+        for name, idx in origins.introduced.items():
+            if idx is not None:
+                changes[idx].introduces.append(name)
+        for name, idx in origins.erased.items():
+            changes[idx].erases.append(name)
+    for c in changes:
+        c.introduces.sort()
+        c.erases.sort()
+
+
+def stage_origins(passes: Sequence[PassInput], changes: Sequence[PassChange]) -> dict[str, StageOrigins]:
+    """Per stage: the pass that introduced each op name of the stage's final IR and the
+    pass that erased each name that disappeared (see :class:`StageOrigins`).
+
+    Walks the stage's non-internal passes whose result is known, in order; a name
+    first appears after pass ``i`` when pass ``i``'s result holds it and no earlier
+    state of the stage did. The stage's final op names are those after its last
+    known pass.
+    """
+    result: dict[str, StageOrigins] = {}
+    by_stage: dict[str, list[int]] = {}
+    for c in changes:
+        if not c.internal and c.after_known:
+            by_stage.setdefault(c.stage, []).append(c.index)
+    for stage_name, indices in by_stage.items():
+        start = changes[indices[0]].before_summary
+        current: set[str] = set(start.names) if start is not None else set()
+        initial = set(current)
+        seen = set(current)
+        first_seen: dict[str, int] = {}
+        last_erased: dict[str, int] = {}
+        for idx in indices:
+            c = changes[idx]
+            if c.after_summary is None:
+                continue
+            after_names = set(c.after_summary.names)
+            for name in after_names - seen:
+                first_seen[name] = idx
+                seen.add(name)
+            for name in current - after_names:
+                last_erased[name] = idx
+            current = after_names
+        introduced = {n: (None if n in initial else first_seen.get(n)) for n in sorted(current)}
+        erased = {n: last_erased[n] for n in sorted(seen - current) if n in last_erased}
+        result[stage_name] = StageOrigins(stage_name, introduced, erased)
+    return result
