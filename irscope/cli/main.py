@@ -64,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     cat.add_argument("--pass", dest="pass_index", type=int, metavar="N", help="the N-th per-pass snapshot instead (0-based)")
     cat.add_argument("--target", metavar="T")
     cat.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
+
+    ps = sub.add_parser("passes", help="what each compiler pass changed (op counts per pass)")
+    ps.add_argument("bundle", metavar="BUNDLE")
+    ps.add_argument("kernel", metavar="KERNEL")
+    ps.add_argument("--target", metavar="T")
+    ps.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
+    ps.add_argument("--json", action="store_true", help="a JSON list, one object per pass")
     return p
 
 
@@ -84,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
             from irscope.cli import run_cmd
 
             return run_cmd.main(args, script_args, ["irscope", *(sys.argv[1:] if argv is None else argv)])
+        if args.command in ("passes", "show"):
+            from irscope.cli import analyze_cmd
+
+            return analyze_cmd.main(args)
         from irscope.cli import inspect_cmd
 
         return inspect_cmd.main(args)
