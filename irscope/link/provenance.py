@@ -258,7 +258,8 @@ class PassChange:
     ops_after: int
     by_name: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     introduces: list[str] = field(default_factory=list)
-    """Op names that first appear in the stage after this pass."""
+    """Op names that first appear in the stage after this pass (even if a later pass
+    erases them again)."""
     erases: list[str] = field(default_factory=list)
     """Op names whose last instance in the stage this pass erased."""
     before_summary: OpSummary | None = field(default=None, repr=False)
@@ -287,6 +288,9 @@ class StageOrigins:
     erased: dict[str, int]
     """Op name seen during the stage but absent from its final IR -> index of the pass
     that erased its last instance."""
+    first_seen: dict[str, int] = field(default_factory=dict)
+    """Every op name that was not in the stage's input -> the pass after which it first
+    appeared, whether or not it survives to the final IR."""
 
 
 def _after_index(passes: Sequence[PassInput], i: int) -> int | None:
@@ -368,9 +372,8 @@ def pass_changes(passes: Sequence[PassInput], finals: Mapping[str, str],
 def _mark_origins(passes: Sequence[PassInput], changes: list[PassChange]) -> None:
     """Fill ``introduces`` / ``erases`` of each change from :func:`stage_origins`."""
     for origins in stage_origins(passes, changes).values():
-        for name, idx in origins.introduced.items():
-            if idx is not None:
-                changes[idx].introduces.append(name)
+        for name, idx in origins.first_seen.items():
+            changes[idx].introduces.append(name)
         for name, idx in origins.erased.items():
             changes[idx].erases.append(name)
     for c in changes:
@@ -412,5 +415,5 @@ def stage_origins(passes: Sequence[PassInput], changes: Sequence[PassChange]) ->
             current = after_names
         introduced = {n: (None if n in initial else first_seen.get(n)) for n in sorted(current)}
         erased = {n: last_erased[n] for n in sorted(seen - current) if n in last_erased}
-        result[stage_name] = StageOrigins(stage_name, introduced, erased)
+        result[stage_name] = StageOrigins(stage_name, introduced, erased, first_seen)
     return result
