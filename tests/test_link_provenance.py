@@ -174,3 +174,21 @@ def test_passes_table_and_errors(vector_add_bundle):
     assert "tritongpu-coalesce" in p.stdout and "changed" in p.stdout
     bad = irscope("passes", vector_add_bundle, "no_such_kernel")
     assert bad.returncode == 1 and bad.stderr.startswith("irscope: error:") and len(bad.stderr.splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_show_line_maps_every_stage(vector_add_bundle):
+    # Line 25 of vector_add.py is the tl.store.
+    out = json.loads(irscope("show", vector_add_bundle, "add_kernel", "--line", 25, "--json", check=True).stdout)
+    assert out["line"] == 25 and "tl.store" in out["source"]
+    stages = out["stages"]
+    assert set(stages) == {"ttir", "ttgir", "llir", "ptx", "sass"}
+    assert any("tt.store" in op["text"] for op in stages["ttir"])
+    assert any("st.global" in op["text"] for op in stages["ptx"])
+    assert any("STG" in op["text"] for op in stages["sass"])
+    for ops in stages.values():
+        assert all(isinstance(op["line"], int) and op["text"] for op in ops)
+    # A line with no code (the decorator) maps to nothing; the table form runs too.
+    empty = json.loads(irscope("show", vector_add_bundle, "--line", 16, "--json", check=True).stdout)
+    assert not any(empty["stages"].values())
+    assert "ttir: " in irscope("show", vector_add_bundle, "--line", 25, check=True).stdout

@@ -98,3 +98,80 @@ def _num(n: int, style: str, c: PassChange) -> Text:
     if not c.after_known or not n:
         return Text("")
     return Text(str(n), style=style)
+
+
+# Stages ``show`` maps back to Python, in pipeline order.
+SHOW_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+
+
+def _same_file(frame_file: str, kernel_file: str | None) -> bool:
+    """Whether a debug-info path names the kernel's file: compilers print it absolute,
+    relative or (MIR) as a base name, so compare path suffixes."""
+    if not kernel_file:
+        return True
+    a = frame_file.replace("\\", "/")
+    b = kernel_file.replace("\\", "/")
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def kernel_source_line(bundle: Bundle, capture_id: int, file: str | None, line: int) -> str | None:
+    """Text of ``line`` of the kernel's file: from the kernel source stored in the bundle
+    (it holds the ``@triton.jit`` function from ``first_line``), else from the file on
+    disk; None when neither has it."""
+    info = bundle.capture_info(capture_id)
+    # Bundle has no accessor for the kernel source yet: read the kernels table directly.
+    got = bundle.conn.execute("SELECT source, first_line FROM kernels WHERE id=?",
+                              (info.get("kernel_id"),)).fetchone()
+    if got and got[0] and got[1]:
+        lines = got[0].splitlines()
+        if 0 <= line - got[1] < len(lines):
+            return lines[line - got[1]]
+    try:
+        with open(file or "", encoding="utf-8") as fh:
+            for i, text in enumerate(fh, 1):
+                if i == line:
+                    return text.rstrip("\n")
+    except OSError:
+        pass
+    return None
+
+
+def ops_at_line(stage: str, text: str, file: str | None, line: int) -> list[dict]:
+    """Ops of ``text`` (parsed as ``stage``) whose innermost user frame (library frames
+    under ``triton/language/`` skipped) is ``line`` of ``file``."""
+    from irscope.ir import parse_stage
+
+    out = []
+    for op in parse_stage(stage, text).ops():
+        fr = op.location.user_frame()
+        if fr is not None and fr.line == line and _same_file(fr.file, file):
+            out.append({"line": op.line, "text": op.text.strip(), "name": op.name})
+    return out
+
+
+def _show(bundle: Bundle, args) -> int:
+    row = select_capture(bundle, args.kernel, args.target, args.variant)
+    if args.line is None or args.line < 1:
+        raise IrscopeError("--line N (a 1-based line of the kernel's file) is required")
+    stages: dict[str, list[dict]] = {}
+    for stage in SHOW_STAGES:
+        if stage not in row.stages:
+            continue
+        text = bundle.stage_text(row.id, stage)
+        if isinstance(text, bytes):
+            continue
+        stages[stage] = ops_at_line(stage, text, row.file, args.line)
+    source = kernel_source_line(bundle, row.id, row.file, args.line)
+    if args.json:
+        print(json.dumps({"kernel": row.kernel, "file": row.file, "line": args.line, "source": source,
+                          "stages": stages}, indent=2))
+        return 0
+    console = stdout_console()
+    console.print(Text(f"{row.file}:{args.line}", style="bold") + Text("  " + (source or "(source not available)").strip()))
+    for stage, ops in stages.items():
+        console.print(Text(f"{stage}: {len(ops)} op(s)", style="bold cyan"))
+        for op in ops:
+            console.print(Text(f"  {op['line']:>5}  ", style="dim") + Text(op["text"]), soft_wrap=True)
+    if not any(stages.values()):
+        console.print("No op of any stage is located at that line.", style="dim")
+    return 0

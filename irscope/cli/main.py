@@ -71,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--target", metavar="T")
     ps.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
     ps.add_argument("--json", action="store_true", help="a JSON list, one object per pass")
+
+    sh = sub.add_parser("show", help="the ops of every stage that come from one Python line")
+    sh.add_argument("bundle", metavar="BUNDLE")
+    sh.add_argument("kernel", metavar="KERNEL", nargs="?")
+    sh.add_argument("--line", type=int, required=True, metavar="N", help="line of the kernel's file")
+    sh.add_argument("--target", metavar="T")
+    sh.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
+    sh.add_argument("--json", action="store_true", help="a JSON object: line, source, stages")
     return p
 
 
