@@ -38,7 +38,7 @@ class BlobStore:
         self.conn = conn
         self._packs: OrderedDict[int, bytes] = OrderedDict()
 
-    def put_many(self, items: list[str | bytes]) -> list[int]:
+    def put_many(self, items: list[str | bytes], run_id: int | None = None) -> list[int]:
         """Store every item not stored yet; return their blob ids, in order.
 
         Must run inside the caller's transaction (the bundle's), so a capture's
@@ -56,12 +56,12 @@ class BlobStore:
         size = 0
         for key, (raw, binary) in pending.items():
             if pack and size + len(raw) > PACK_LIMIT:
-                self._write_pack(pack)
+                self._write_pack(pack, run_id)
                 pack, size = [], 0
             pack.append((key, raw, binary))
             size += len(raw)
         if pack:
-            self._write_pack(pack)
+            self._write_pack(pack, run_id)
         ids = {}
         for key in dict.fromkeys(keys):
             ids[key] = self.conn.execute("SELECT id FROM blobs WHERE hash=?", (key,)).fetchone()[0]
@@ -71,19 +71,25 @@ class BlobStore:
         """Store one item; see :meth:`put_many`."""
         return self.put_many([item])[0]
 
-    def _write_pack(self, pack: list[tuple[bytes, bytes, bool]]) -> None:
-        data = b"".join(raw for _, raw, _ in pack)
+    def _compress_pack(self, raws: list[bytes], run_id: int | None) -> tuple[int, list[int]]:
+        """Write one pack; returns its id and each item's offset in it."""
+        data = b"".join(raws)
         cur = self.conn.execute(
-            "INSERT INTO packs(codec, raw_size, data) VALUES ('lzma', ?, ?)",
-            (len(data), lzma.compress(data, filters=LZMA_FILTERS)),
+            "INSERT INTO packs(codec, raw_size, data, run_id) VALUES ('lzma', ?, ?, ?)",
+            (len(data), lzma.compress(data, filters=LZMA_FILTERS), run_id),
         )
-        pack_id = cur.lastrowid
-        offset = 0
-        rows = []
-        for key, raw, binary in pack:
-            rows.append((key, pack_id, offset, len(raw), int(binary)))
+        offsets, offset = [], 0
+        for raw in raws:
+            offsets.append(offset)
             offset += len(raw)
-        self.conn.executemany("INSERT INTO blobs(hash, pack, offset, size, binary) VALUES (?,?,?,?,?)", rows)
+        return cur.lastrowid, offsets
+
+    def _write_pack(self, pack: list[tuple[bytes, bytes, bool]], run_id: int | None) -> None:
+        pack_id, offsets = self._compress_pack([raw for _, raw, _ in pack], run_id)
+        self.conn.executemany(
+            "INSERT INTO blobs(hash, pack, offset, size, binary) VALUES (?,?,?,?,?)",
+            [(key, pack_id, off, len(raw), int(binary)) for (key, raw, binary), off in zip(pack, offsets)],
+        )
 
     def get(self, blob_id: int) -> str | bytes:
         """The stored text (str) or binary (bytes) of a blob."""

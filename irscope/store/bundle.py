@@ -55,7 +55,8 @@ CREATE TABLE captures (
 );
 CREATE INDEX captures_by_kernel ON captures(kernel_id, target, variant);
 CREATE TABLE packs (
-    id INTEGER PRIMARY KEY, codec TEXT NOT NULL, raw_size INTEGER NOT NULL, data BLOB NOT NULL
+    id INTEGER PRIMARY KEY, codec TEXT NOT NULL, raw_size INTEGER NOT NULL, data BLOB NOT NULL,
+    run_id INTEGER REFERENCES runs(id)
 );
 CREATE TABLE blobs (
     id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, pack INTEGER NOT NULL REFERENCES packs(id),
@@ -253,7 +254,7 @@ class Bundle:
             )
             cid = cur.lastrowid
             items = [p.text for p in k.passes] + list(k.stages.values())
-            keys = self.blobs.put_many(items)
+            keys = self.blobs.put_many(items, run_id)
             self.conn.executemany(
                 "INSERT INTO passes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(cid, p.seq, p.stage, p.kind, p.when, p.name, p.argument, p.options, p.anchor, p.anchor_name, key,
