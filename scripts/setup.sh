@@ -29,7 +29,7 @@ for v in 3.2.0 3.9.0; do
   if [ ! -f "$d/.installed" ]; then
     echo "== $d"
     mkdir -p .venvs; [ -d "$d" ] || $PY -m venv "$d"
-    pip_q "$d" "$TORCH" "triton==$v"
+    pip_q "$d" "$TORCH" "triton==$v" "numpy<2.4"
     "$d/bin/python" -c "import triton, torch" && touch "$d/.installed"
   fi
 done

@@ -240,3 +240,18 @@ def test_killed_capture_leaves_a_valid_bundle(tmp_path, sig):
     assert all(not c["complete"] for c in caps)
     # every stored capture is whole: its texts read back
     irscope("cat", out, "add_kernel", "--stage", "sass", "--variant", "0", check=True)
+
+
+def test_exact_links_second_compile(tmp_path):
+    out = tmp_path / "x.irscope"
+    irscope("run", SAMPLES / "vector_add.py", "--exact-links", "-o", out, "-q", check=True)
+    (c,) = ls_json(out)
+    assert {"llir_ttgirloc", "ptx_ttgirloc"} <= set(c["stages"])
+    ttgir_lines = irscope("cat", out, "add_kernel", "--stage", "ttgir", check=True).stdout.count("\n")
+    ptx = irscope("cat", out, "add_kernel", "--stage", "ptx_ttgirloc", check=True).stdout
+    import re
+
+    locs = [int(m) for m in re.findall(r"// add_kernel\.ttgir:(\d+):", ptx)]
+    assert locs and all(1 <= n <= ttgir_lines for n in locs)
+    # the normal stages keep their Python locations
+    assert "vector_add.py" in irscope("cat", out, "add_kernel", "--stage", "ptx", check=True).stdout

@@ -10,6 +10,9 @@ from irscope.capture.model import CapturedKernel, PassRecord
 from irscope.capture.tools import Resources, amdgcn_resources, resources_from_binary, sass_with_lines
 
 BINARY_STAGES = ("cubin", "hsaco")
+# Stages of the USE_IR_LOC=ttgir compile (--exact-links): their locations are
+# lines of the ttgir stage instead of Python lines.
+EXACT_STAGES = {"llir": "llir_ttgirloc", "ptx": "ptx_ttgirloc"}
 _OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _OPTION_DEFAULTS = {"num_ctas": 1, "maxnreg": None}
 
@@ -101,6 +104,17 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
             stages[ext] = data.decode("utf-8", "replace")
 
     notes: list[str] = []
+    exact = meta.get("exact") or {}
+    if exact.get("error"):
+        notes.append(f"no exact TTGIR links: the USE_IR_LOC=ttgir compile failed: {exact['error']}")
+    for fname, path in (exact.get("files") or {}).items():
+        ext = fname.rsplit(".", 1)[-1]
+        if ext in EXACT_STAGES:
+            try:
+                with open(path, "rb") as f:
+                    stages[EXACT_STAGES[ext]] = f.read().decode("utf-8", "replace")
+            except OSError:
+                notes.append(f"exact-link stage {ext} unreadable")
     target = meta.get("target") or ""
     resources = Resources()
     options = meta.get("options") or {}

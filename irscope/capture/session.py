@@ -50,6 +50,7 @@ class CaptureRequest:
     python: str | None = None
     targets: list[str] = field(default_factory=list)  # empty: GPU if present, else sm_90
     llvm_passes: bool = False
+    exact_links: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -113,6 +114,8 @@ def _child_env(req: CaptureRequest, spool: str, target: str | None) -> dict[str,
     env.update(DUMP_SWITCHES)
     if req.llvm_passes:
         env.update(LLVM_SWITCHES)
+    if req.exact_links:
+        env["IRSCOPE_EXACT_LINKS"] = "1"
     env.update(req.extra_env)
     env["TRITON_CACHE_DIR"] = os.path.join(spool, "cache")
     env["IRSCOPE_SPOOL"] = spool

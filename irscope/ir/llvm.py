@@ -40,6 +40,15 @@ _FIELD_RE = re.compile(r'(\w+): ("(?:[^"\\]|\\.)*"|[^,()]+)')
 _MISC_PREFIXES = ("source_filename", "target ", "attributes #", "module asm", "uselistorder",
                   "$")
 _CALL_PREFIXES = frozenset({"tail", "musttail", "notail"})
+# Every LLVM IR instruction: an indented line whose first word is none of these is
+# not understood (garbage must not count as coverage).
+_OPCODES = frozenset("""
+ret br switch indirectbr invoke callbr resume catchswitch catchret cleanupret unreachable
+fneg add fadd sub fsub mul fmul udiv sdiv fdiv urem srem frem shl lshr ashr and or xor
+extractelement insertelement shufflevector extractvalue insertvalue alloca load store
+fence cmpxchg atomicrmw getelementptr trunc zext sext fptrunc fpext fptoui fptosi uitofp
+sitofp ptrtoint ptrtoaddr inttoptr bitcast addrspacecast icmp fcmp phi select freeze call
+va_arg landingpad catchpad cleanuppad""".split())
 
 # MIR: "# Machine code for function add_kernel: IsSSA, TracksLiveness"
 _MIR_FUNC_RE = re.compile(r"# Machine code for function ([^:]+):")
@@ -75,9 +84,12 @@ def _instr(s: str) -> tuple:
     if opcode in _CALL_PREFIXES:
         sp2 = rest.find(" ", sp + 1)
         opcode = rest[sp + 1:sp2] if sp2 > 0 else rest[sp + 1:]
+    opcode = opcode.rstrip(",")
+    if opcode not in _OPCODES:
+        return (L_UNKNOWN,)
     if '"' in body:
         body = _STRING_RE.sub('""', body)
-    return (L_INSTR, opcode.rstrip(","), results, tuple(_VALUE_RE.findall(body)), ref,
+    return (L_INSTR, opcode, results, tuple(_VALUE_RE.findall(body)), ref,
             rest.endswith("["), UNKNOWN_LOCATION, "llvm")
 
 
@@ -107,7 +119,7 @@ def classify(raw: str) -> tuple:
         m = _LABEL_RE.match(s) if s.startswith("; <label>:") else None
         return (L_LABEL, m.group(1)) if m else (L_COMMENT,)
     if raw[0] in " \t":
-        if c == "]":
+        if c == "]" or s.startswith("#dbg_"):  # end of a switch; LLVM 19+ debug records
             return (L_MISC,)
         return _instr(s)
     if c == "}":
@@ -187,12 +199,14 @@ def classify_mir(raw: str) -> tuple:
         if word[:1].isupper():  # flags (nuw, disjoint...) are lower case, opcodes not
             opcode = word.rstrip(",")
             break
+    if not opcode:  # every machine instruction names one (COPY, INLINEASM, ADD64rr...)
+        return (L_UNKNOWN,)
     j = rest.find("debug-location !")
     ref = rest[j + 15:].split(",", 1)[0].split(";", 1)[0].strip() if j >= 0 else ""
     if '"' in rest:
         rest = _STRING_RE.sub('""', rest)
-    return (L_INSTR, opcode or rest.split(" ", 1)[0], results,
-            tuple(_MIR_VALUE_RE.findall(rest)), ref, False, where, "mir")
+    return (L_INSTR, opcode, results, tuple(_MIR_VALUE_RE.findall(rest)), ref, False, where,
+            "mir")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -298,8 +312,10 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
             pass
         else:
             unknown.append((lineno, raw))
+            i = raw.find("!dbg !")  # keep the location of a line not understood
+            ref = raw[i + 5:].replace(",", " ").split()[0] if i >= 0 else ""
             op = Instruction("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, lineno, raw,
-                             (), fn, "", lineno)
+                             (), fn, ref, lineno)
             add_op(op)
             (block.ops if block is not None else mod.globals).append(op)
     if fn is not None:
@@ -424,7 +440,7 @@ def _resolve(mod: Module, info: DebugInfo) -> None:
     get, resolve = info.cache.get, info.resolve
     for op in mod.all_ops:
         ref = op.loc_ref
-        if ref and op.dialect == "llvm":
+        if ref and op.dialect != "mir":  # MIR ops carry their location already
             op.location = get(ref) or resolve(ref)
     for fn in mod.functions:
         if fn.loc_ref:

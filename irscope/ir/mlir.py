@@ -44,10 +44,10 @@ _FUNC_RE = re.compile(r'((?:\w+\.)?func)\s+((?:[a-z_]+\s+)*)@("(?:[^"\\]|\\.)*"|
 # module attributes {"ttg.num-warps" = 4 : i32} {
 _MODULE_RE = re.compile(r'(?:module|"builtin\.module"\(\))(?:\s+@[\w$.-]+)?(.*)$')
 
-# Ops printed without a dialect prefix that still are ops.
 # A string literal longer than this is garbled input: give up joining lines.
 _MAX_STRING_LINES = 1000
 
+# Ops printed without a dialect prefix that still are ops.
 _BARE_OPS = frozenset({"module", "return", "func", "unrealized_conversion_cast"})
 
 
@@ -161,6 +161,15 @@ def classify(raw: str) -> tuple:
         if value.startswith("loc(") and value.endswith(")"):
             return (K_LOCDEF, name, value[4:-1])
         return (K_ALIAS, name, value)
+    if c == "m" or s.startswith('"builtin.module"'):
+        m = _MODULE_RE.match(s)
+        if m is not None and (s.startswith("module ") or c == '"'):
+            rest = m.group(1).strip()
+            opens = rest.endswith("{")
+            rest = rest[:-1].rstrip().rstrip("(").rstrip() if opens else rest
+            rest, loc = split_loc(rest)
+            attrs = rest[len("attributes "):] if rest.startswith("attributes ") else rest
+            return (K_MODULE, attrs, loc, opens)
     if c == "%" or c == '"':
         return _op(s)
     if c == "}":
@@ -173,15 +182,6 @@ def classify(raw: str) -> tuple:
         return (K_BLOCK, m.group(1), _args(inner[1:-1]) if inner else ())
     if s.startswith("{-#"):
         return (K_RESOURCE, s.endswith("#-}"))
-    if c == "m" or c == '"':
-        m = _MODULE_RE.match(s)
-        if m is not None and (s.startswith("module ") or s == "module {" or c == '"'):
-            rest = m.group(1).strip()
-            opens = rest.endswith("{")
-            rest = rest[:-1].rstrip() if opens else rest
-            rest, loc = split_loc(rest)
-            attrs = rest[len("attributes "):] if rest.startswith("attributes ") else rest
-            return (K_MODULE, attrs, loc, opens)
     if "func " in s:
         m = _FUNC_RE.match(s)
         if m is not None:

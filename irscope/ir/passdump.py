@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ._guard import never_raise
 
@@ -156,11 +156,13 @@ def _stray(text: str, start: int, end: int, allowed, lines: _Lines, out: list,
     With ``suspect`` (a pattern finding the first line that might be rejected), a
     range where it finds nothing is taken whole without the walk.
     """
-    if (suspect is not None and (start >= end or allowed(text[start:start + 1] or "#"))
-            and suspect.search(text, start, end) is None):
-        if end > start:
-            spans.append((start, end))
-        return
+    if suspect is not None:
+        # ``suspect`` looks after each newline, so the first line is checked here
+        first = text[start:start + 1] if start < end else ""
+        if (not first or first in "#!\r\n") and suspect.search(text, start, end) is None:
+            if end > start:
+                spans.append((start, end))
+            return
     pos = start
     run = start
     while pos < end:
@@ -180,7 +182,7 @@ def _pre_ok(line: str) -> bool:
     return line[0] in "#!" or line.startswith("{-#")
 
 
-def _post_ok() -> "callable":
+def _post_ok() -> Callable[[str], bool]:
     """Check for lines after the module: ``#loc`` definitions and resource blocks."""
     in_resource = False
 

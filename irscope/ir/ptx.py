@@ -35,12 +35,29 @@ _LABEL_RE = re.compile(r"([\w$.]+):\s*(?://.*)?$")
 _INSTR_RE = re.compile(r"(@!?%?[\w]+\s+)?([a-z_][\w.:]*)(?:\s+(.*?))?\s*(;)?\s*(?://.*)?$")
 # standard.py:263:15 @[ kernels.py:67:19 ]
 _FRAME_RE = re.compile(r"([^\s@\[\]]+):(\d+):(\d+)")
+# Base names (before the first '.') of the PTX instructions; a line whose opcode is
+# none of these is not understood.
+_OPCODES = frozenset("""
+abs activemask add addc alloca and applypriority atom bar barrier bfe bfi bfind bmsk bra
+brev brkpt brx call clusterlaunchcontrol clz cnot copysign cos cp createpolicy cvt cvta
+discard div dp2a dp4a elect ex2 exit fence fma fns getctarank griddepcontrol isspacep
+istypeof ld ldmatrix ldu lg2 lop3 mad mad24 madc mapa match max mbarrier membar min mma
+mov movmatrix mul mul24 multimem nanosleep neg not or pmevent popc prefetch prefetchu prmt
+rcp red redux rem ret rsqrt sad selp set setmaxnreg setp shf shfl shl shr sin slct sqrt
+st stackrestore stacksave stmatrix sub subc suld suq sured sust szext tanh tcgen05
+tensormap testp tex tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2
+vavrg4 vmad vmax vmax2 vmax4 vmin vmin2 vmin4 vote vset vset2 vset4 vshl vshr vsub vsub2
+vsub4 wgmma wmma xor""".split())
 _DATA_PREFIXES = (".b8", ".b16", ".b32", ".b64", ".quad", ".byte", ".word", ".u8", ".u32",
                   ".u64")
 _BODY_DIRECTIVES = (".reg", ".shared", ".local", ".pragma", ".param", ".const", ".maxnreg",
                     ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm",
                     ".reqnctapercluster", ".explicitcluster", ".maxclusterrank",
                     ".noreturn", ".alias", ".global")
+# Other directives, by their first word (anything else starting with '.' is unknown).
+_DIRECTIVES = frozenset(""".version .target .address_size .extern .visible .weak .common
+.callprototype .tex .texref .surfref .samplerref .abi_preserve .abi_preserve_control
+.blocksareclusters""".split())
 
 
 def classify(raw: str) -> tuple:
@@ -92,17 +109,17 @@ def classify(raw: str) -> tuple:
         if m:
             vis, kind, name, rest = m.groups()
             rest = rest or ""
-            params = tuple((p.split()[-1], " ".join(p.split()[1:-1]))
-                           for p in split_top(rest[1:rest.rfind(")")]) if p.startswith(".param")) \
-                if ")" in rest else ()
-            return (P_FUNC, name, "." + kind, vis.strip(), params, rest.count("(") and
-                    ")" in rest, s.endswith(";"))
+            closed = "(" in rest and ")" in rest  # all parameters on this line
+            return (P_FUNC, name, "." + kind, vis.strip(), _params(rest) if closed else (),
+                    closed, s.endswith(";"))
         if s.startswith(".param"):
             m = _PARAM_RE.match(s)
             return (P_PARAM, m.group(2), m.group(1)) if m else (P_PARAM, "", s)
         if s.startswith(_BODY_DIRECTIVES):
             return (P_REG,)
-        return (P_DIRECTIVE, s.split("//")[0].strip())
+        if s.split(None, 1)[0] in _DIRECTIVES:
+            return (P_DIRECTIVE, s.split("//")[0].strip())
+        return (P_UNKNOWN,)
     if c == "$" or ":" in s:
         m = _LABEL_RE.match(s)
         if m:
@@ -110,11 +127,23 @@ def classify(raw: str) -> tuple:
     return _instr(s)
 
 
+def _params(rest: str) -> tuple:
+    """(name, type) of each ``.param`` in ``(.param .u64 a, .param .u32 b)``."""
+    out = []
+    for piece in split_top(rest[1:rest.rfind(")")]):
+        words = piece.split()
+        if words and words[0] == ".param":
+            out.append((words[-1], " ".join(words[1:-1])))
+    return tuple(out)
+
+
 def _instr(s: str) -> tuple:
     m = _INSTR_RE.match(s)
     if m is None:
         return (P_UNKNOWN,)
     pred, opcode, ops, semi = m.groups()
+    if opcode.split(".", 1)[0] not in _OPCODES:
+        return (P_UNKNOWN,)
     operands = tuple(split_top(ops)) if ops else ()
     return (P_INSTR, opcode, (pred or "").strip(), operands, semi is not None)
 

@@ -259,8 +259,11 @@ def _capture_compile(original, src, target, options, args, kwargs):
                 os.environ.pop("TRITON_CACHE_DIR", None)
             else:
                 os.environ["TRITON_CACHE_DIR"] = saved_cache
+        exact = None
+        if error is None and os.environ.get("IRSCOPE_EXACT_LINKS") == "1":
+            exact = _compile_with_ttgir_locations(original, src, target, options, args, kwargs, rec)
         try:
-            _write_record(rec, src, target, options, kernel, error, started, elapsed)
+            _write_record(rec, src, target, options, kernel, error, started, elapsed, exact)
         except Exception as exc:  # never break the user's compile because of us
             sys.stderr.write("irscope: could not record a compile: %s\n" % exc)
         if error is not None:
@@ -268,7 +271,50 @@ def _capture_compile(original, src, target, options, args, kwargs):
         return kernel
 
 
-def _write_record(rec, src, target, options, kernel, error, started, elapsed):
+_EXACT_ENV = {
+    "USE_IR_LOC": "ttgir",  # 3.2+
+    "USE_TTGIR_LOC": "1",  # 3.0/3.1
+    "MLIR_ENABLE_DUMP": "0",
+    "LLVM_IR_ENABLE_DUMP": "0",
+}
+
+
+def _compile_with_ttgir_locations(original, src, target, options, args, kwargs, rec):
+    """Second compile whose LLIR/PTX locations point at lines of the TTGIR file.
+
+    That ties every LLVM instruction to the one TTGIR op it came from (the
+    normal compile only knows Python lines). Returns {"files": {...}} or
+    {"error": "..."}; its output (Triton prints a line per snapshot) is dropped.
+    """
+    saved = {k: os.environ.get(k) for k in list(_EXACT_ENV) + ["TRITON_CACHE_DIR"]}
+    os.environ.update(_EXACT_ENV)
+    os.environ["TRITON_CACHE_DIR"] = rec.cache_dir + "-ttgirloc"
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    saved_fd1, saved_fd2 = os.dup(1), os.dup(2)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    try:
+        kernel = original(src, target, options, *args, **kwargs)
+        return {"files": _stage_files(kernel, os.environ["TRITON_CACHE_DIR"])}
+    except Exception as exc:
+        return {"error": "%s: %s" % (type(exc).__name__, str(exc)[:500])}
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved_fd1, 1)
+        os.dup2(saved_fd2, 2)
+        for fd in (saved_fd1, saved_fd2, devnull):
+            os.close(fd)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _write_record(rec, src, target, options, kernel, error, started, elapsed, exact=None):
     meta = _source_info(src)
     names = list(getattr(getattr(src, "fn", None), "arg_names", None) or []) or None
     if kernel is not None:
@@ -301,6 +347,7 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed):
             "files": _stage_files(kernel, rec.cache_dir),
             "hash": getattr(kernel, "hash", None),
             "error": _error_info(error) if error is not None else None,
+            "exact": exact,
             "env": {k: v for k, v in os.environ.items() if k.startswith(("TRITON_", "MLIR_", "LLVM_", "USE_IR_LOC"))},
         }
     )
