@@ -38,6 +38,6 @@ echo "== capturing the sample kernels (compile-only, no GPU needed)"
 mkdir -p out
 rm -f out/samples.irscope
 for s in sample_kernels/*.py; do
-  .venv/bin/irscope run "$s" -o out/samples.irscope -q || { echo "capture of $s failed"; exit 1; }
+  .venv/bin/irscope run "$s" -o out/samples.irscope -q >/dev/null || { echo "capture of $s failed"; exit 1; }
 done
 .venv/bin/irscope ls out/samples.irscope
