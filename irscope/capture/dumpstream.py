@@ -25,11 +25,14 @@ _MLIR_BODY = re.compile(
 )
 # // -----// SoftwarePipeliner internal IR Dump After: LowerLoops
 TRITON_INTERNAL_HEADER = re.compile(r"^// -----// (?P<owner>\w+) internal IR Dump (?P<when>After|Before): (?P<name>.*?)[ \t]*$", re.M)
-# ; *** IR Dump After InstCombinePass on matmul_kernel ***
-# # *** IR Dump After Prologue/Epilogue Insertion & Frame Finalization (prologepilog) ***:
+# ; *** IR Dump After InstCombinePass on matmul_kernel ***                             (new pass manager)
+# *** IR Dump After Inliner for always_inline functions (always-inline) ***             (legacy, NVPTX codegen)
+# # *** IR Dump After Prologue/Epilogue Insertion & Frame Finalization (prologepilog) ***:   (machine IR)
 LLVM_HEADER = re.compile(
-    r"^(?P<lead>[;#]) \*\*\* IR Dump (?P<when>After|Before) (?P<name>.+?)(?: on (?P<anchor>\S+))? \*\*\*:?[ \t]*$", re.M
+    r"^(?:(?P<lead>[;#]) )?\*\*\* IR Dump (?P<when>After|Before) (?P<name>.+?)(?: on (?P<anchor>\S+))? \*\*\*:?[ \t]*$", re.M
 )
+# Running pass: InstCombinePass on add_kernel (12 instructions)
+_PM_TRACE = re.compile(r"^(Running (pass|analysis|function pass)|Invalidating (analysis|all non-preserved)|Clearing all analysis)")
 _ARG_OPTIONS = re.compile(r"^(?P<arg>[^{\s]*)(?:\{(?P<options>.*)\})?$")
 
 # How a module dump ends: MLIR modules end with the #loc alias block and the
@@ -119,8 +122,17 @@ def _trim_foreign_tail(body: str, kind: str) -> tuple[str, str]:
     An MLIR dump ends with ``}`` then the ``#loc`` alias lines; anything after
     the last such line that does not look like IR is foreign output.
     """
-    if kind == "llvm" or not body:
+    if not body:
         return body, ""
+    if kind == "llvm":
+        # The pass manager's own trace ("Running pass: X on f") interleaves
+        # with the dumps; it is not IR.
+        if "Running " not in body:
+            return body, ""
+        keep, drop = [], []
+        for line in body.splitlines(keepends=True):
+            (drop if _PM_TRACE.match(line) else keep).append(line)
+        return "".join(keep), "".join(drop)
     lines = body.splitlines(keepends=True)
     cut = len(lines)
     while cut > 0 and not _MLIR_TAIL_LINE.match(lines[cut - 1]):

@@ -147,6 +147,10 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         else:
             failed_stage = "frontend"
     constexprs = meta.get("constexprs") or {}
+    log = "".join(logs)
+    if log.strip():
+        # Kept as a stage so it is compressed and deduplicated like the IR.
+        stages["log"] = log
     return CapturedKernel(
         kernel=meta.get("kernel") or "<unknown>",
         file=meta.get("file"),
@@ -175,5 +179,4 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         failed_stage=failed_stage,
         failed_pass=failed_pass,
         notes=notes,
-        log="".join(logs),
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from irscope.capture.tools import Resources
 
 # Stage names in pipeline order; a capture holds the ones its compile reached.
-STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "json")
+STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "json", "log")
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 
 
@@ -80,7 +80,6 @@ class CapturedKernel:
     failed_stage: str | None = None
     failed_pass: str | None = None
     notes: list[str] = field(default_factory=list)  # what is missing, and why
-    log: str = ""  # compiler output that belonged to no dump
 
     @property
     def raw_bytes(self) -> int:

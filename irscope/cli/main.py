@@ -81,6 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--target", metavar="T")
     sh.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
     sh.add_argument("--json", action="store_true", help="a JSON object: line, source, stages")
+
+    lk = sub.add_parser("links", help="what one op became (or came from) in every other stage")
+    lk.add_argument("bundle", metavar="BUNDLE")
+    lk.add_argument("kernel", metavar="KERNEL", nargs="?")
+    lk.add_argument("--stage", default="ttgir", help="stage of the op: ttir, ttgir, llir, ptx, sass (default ttgir)")
+    lk.add_argument("--op-line", type=int, required=True, metavar="N", help="line of the op in that stage's text")
+    lk.add_argument("--target", metavar="T")
+    lk.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
+    lk.add_argument("--json", action="store_true", help="a JSON object: stage, line, text, links")
     return p
 
 
@@ -105,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
             from irscope.cli import analyze_cmd
 
             return analyze_cmd.main(args)
+        if args.command == "links":
+            from irscope.cli import links_cmd
+
+            return links_cmd.main(args)
         from irscope.cli import inspect_cmd
 
         return inspect_cmd.main(args)

@@ -51,7 +51,7 @@ CREATE TABLE captures (
     shared INTEGER, local INTEGER, stack INTEGER, resource_source TEXT,
     raw_bytes INTEGER NOT NULL,
     error TEXT, error_detail TEXT, failed_stage TEXT, failed_pass TEXT,
-    notes TEXT, log TEXT
+    notes TEXT
 );
 CREATE INDEX captures_by_kernel ON captures(kernel_id, target, variant);
 CREATE TABLE packs (
@@ -243,14 +243,14 @@ class Bundle:
                 "INSERT INTO captures(run_id, kernel_id, variant, target, hash, triton_version, torch_version,"
                 " python_version, host, argv, started, mode, signature, constexprs, attrs, options, metadata,"
                 " compile_seconds, stage_seconds, registers, spill_stores, spill_loads, shared, local, stack,"
-                " resource_source, raw_bytes, error, error_detail, failed_stage, failed_pass, notes, log)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " resource_source, raw_bytes, error, error_detail, failed_stage, failed_pass, notes)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, kernel_id, k.variant, k.target, k.hash, k.versions.get("triton"), k.versions.get("torch"),
                  k.versions.get("python"), k.host, json.dumps(k.argv), k.started, k.mode, json.dumps(k.signature),
                  json.dumps(k.constexprs), json.dumps(k.attrs), json.dumps(k.options, default=repr),
                  json.dumps(k.metadata, default=repr), k.compile_seconds, json.dumps(k.stage_seconds), r.registers,
                  r.spill_stores, r.spill_loads, r.shared, r.local, r.stack, r.source, k.raw_bytes, k.error,
-                 k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes), k.log),
+                 k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes)),
             )
             cid = cur.lastrowid
             items = [p.text for p in k.passes] + list(k.stages.values())
@@ -355,7 +355,8 @@ class Bundle:
         return self.blobs.stored_bytes()
 
 
-_STAGE_RANK = {s: i for i, s in enumerate(("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass", "json"))}
+_STAGE_RANK = {s: i for i, s in enumerate(("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass",
+                                            "llir_ttgirloc", "ptx_ttgirloc", "json", "log"))}
 
 
 def _stage_rank(stage: str) -> int:
