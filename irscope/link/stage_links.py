@@ -290,6 +290,7 @@ class CaptureLinks:
     exact: dict[str, ExactReport] = field(default_factory=dict)
     _adj: dict = field(default_factory=dict, repr=False)
     _ops: dict = field(default_factory=dict, repr=False)
+    _graph: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         adj: dict[tuple[str, int], dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
@@ -298,15 +299,16 @@ class CaptureLinks:
             adj[(lk.dst_stage, lk.dst_line)][lk.src_stage].append((lk.src_line, lk.kind))
         self._adj = adj
         self._ops = {s: {u.line: u for u in units(m)} for s, m in self.modules.items()}
-
-    def stage_graph(self) -> dict[str, list[str]]:
-        """Which stages link directly (TTGIR -> PTX only in exact mode)."""
         pairs = {(lk.src_stage, lk.dst_stage) for lk in self.links}
         graph: dict[str, list[str]] = defaultdict(list)
         for a, b in sorted(pairs, key=lambda p: (_rank(p[0]), _rank(p[1]))):
             graph[a].append(b)
             graph[b].append(a)
-        return graph
+        self._graph = dict(graph)
+
+    def stage_graph(self) -> dict[str, list[str]]:
+        """Which stages link directly (TTGIR -> PTX only in exact mode)."""
+        return self._graph
 
     def route(self, start: str, target: str) -> list[str]:
         """The shortest chain of stages from ``start`` to ``target`` (BFS, in pipeline
