@@ -246,7 +246,9 @@ def test_exact_links_second_compile(tmp_path):
     out = tmp_path / "x.irscope"
     irscope("run", SAMPLES / "vector_add.py", "--exact-links", "-o", out, "-q", check=True)
     (c,) = ls_json(out)
-    assert {"llir_ttgirloc", "ptx_ttgirloc"} <= set(c["stages"])
+    assert {"llir_ttgirloc", "ptx_ttgirloc", "sass_ttgirloc"} <= set(c["stages"])
+    sass = irscope("cat", out, "add_kernel", "--stage", "sass_ttgirloc", check=True).stdout
+    assert 'add_kernel.ttgir", line' in sass
     ttgir_lines = irscope("cat", out, "add_kernel", "--stage", "ttgir", check=True).stdout.count("\n")
     ptx = irscope("cat", out, "add_kernel", "--stage", "ptx_ttgirloc", check=True).stdout
     import re

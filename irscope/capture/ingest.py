@@ -12,7 +12,7 @@ from irscope.capture.tools import Resources, amdgcn_resources, resources_from_bi
 BINARY_STAGES = ("cubin", "hsaco")
 # Stages of the USE_IR_LOC=ttgir compile (--exact-links): their locations are
 # lines of the ttgir stage instead of Python lines.
-EXACT_STAGES = {"llir": "llir_ttgirloc", "ptx": "ptx_ttgirloc"}
+EXACT_STAGES = {"llir": "llir_ttgirloc", "ptx": "ptx_ttgirloc"}  # + sass_ttgirloc from its cubin
 _OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _OPTION_DEFAULTS = {"num_ctas": 1, "maxnreg": None}
 
@@ -107,14 +107,20 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
     exact = meta.get("exact") or {}
     if exact.get("error"):
         notes.append(f"no exact TTGIR links: the USE_IR_LOC=ttgir compile failed: {exact['error']}")
+    exact_cubin = None
     for fname, path in (exact.get("files") or {}).items():
         ext = fname.rsplit(".", 1)[-1]
-        if ext in EXACT_STAGES:
+        if ext in EXACT_STAGES or ext == "cubin":
             try:
                 with open(path, "rb") as f:
-                    stages[EXACT_STAGES[ext]] = f.read().decode("utf-8", "replace")
+                    data = f.read()
             except OSError:
                 notes.append(f"exact-link stage {ext} unreadable")
+                continue
+            if ext == "cubin":
+                exact_cubin = data
+            else:
+                stages[EXACT_STAGES[ext]] = data.decode("utf-8", "replace")
     target = meta.get("target") or ""
     resources = Resources()
     options = meta.get("options") or {}
@@ -124,6 +130,11 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
             stages["sass"] = sass
         else:
             notes.append(f"no SASS: {note}")
+        if exact_cubin is not None:
+            # SASS whose //## File markers are TTGIR lines: exact TTGIR -> SASS links.
+            exact_sass, _ = sass_with_lines(meta.get("tools_dir"), exact_cubin)
+            if exact_sass is not None:
+                stages["sass_ttgirloc"] = exact_sass
         arch = int(target[3:]) if target.startswith("sm_") and target[3:].isdigit() else 90
         resources = resources_from_binary(meta.get("tools_dir"), stages["cubin"], stages.get("ptx"), arch, options)
         notes.extend(resources.notes)

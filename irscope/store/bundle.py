@@ -356,7 +356,7 @@ class Bundle:
 
 
 _STAGE_RANK = {s: i for i, s in enumerate(("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass",
-                                            "llir_ttgirloc", "ptx_ttgirloc", "json", "log"))}
+                                            "llir_ttgirloc", "ptx_ttgirloc", "sass_ttgirloc", "json", "log"))}
 
 
 def _stage_rank(stage: str) -> int:
