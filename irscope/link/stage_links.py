@@ -43,7 +43,7 @@ from irscope.ir import Location, Module, Op, parse_stage
 # Pipeline order; a query walks this chain (plus the TTGIR -> PTX shortcut in exact mode).
 PIPELINE = ("ttir", "ttgir", "llir", "ptx", "sass")
 # The --exact-links stages and the normal stage whose code they repeat.
-EXACT_STAGES = {"llir": "llir_ttgirloc", "ptx": "ptx_ttgirloc"}
+EXACT_STAGES = {"llir": "llir_ttgirloc", "ptx": "ptx_ttgirloc", "sass": "sass_ttgirloc"}
 
 KIND_RANK = {"same-op": 0, "exact": 0, "derived": 1, "same-location": 2, "same-line": 3}
 """Strength of each link kind (lower is stronger); a path takes its weakest kind."""
