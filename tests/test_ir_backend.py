@@ -118,6 +118,7 @@ entry:
 ; <label>:3:                                      ; preds = %entry
   %x = add nsw i32 %a, 1, !dbg !9, !llvm.loop !12
   store i32 %x, ptr @g, align 4
+  frobnicate i32 %x, !dbg !11
   br label %done
 done:
   ret void
@@ -139,7 +140,9 @@ garbage here
     assert add.location.frame.name == "f"
     store = next(op for op in mod.ops() if op.name == "store")
     assert store.operands == ("%x", "@g") and store.results == ()
-    assert mod.unknown == [(24, "garbage here")]
+    assert mod.unknown == [(14, "  frobnicate i32 %x, !dbg !11"), (25, "garbage here")]
+    bad = next(op for op in mod.ops() if op.name == "<unknown>")
+    assert bad.location.frame.line == 8  # the location found on it is kept
     assert [g.name for g in mod.globals[:2]] == ["global", "declare"]
 
 
@@ -202,6 +205,7 @@ def test_ptx_text_forms():
 	{
 	.reg .pred %p;
 	@!%p1 add.s32 %r1, %r2, 1;
+	frobnicate.u32 %r1;
 	}
 	call.uni (retval0),
 	vprintf,
@@ -221,10 +225,11 @@ $L__info_string0:
 	}
 """
     mod = parse_ptx(text)
-    assert mod.coverage == 1.0, mod.unknown
+    assert mod.unknown == [(20, "\tfrobnicate.u32 %r1;")]
     assert [f.name for f in mod.functions] == ["k"]
     assert [(g.name, g.results) for g in mod.globals] == [("declare", ("vprintf",))]
-    declare, add, call, ret = mod.ops()
+    declare, add, bad, call, ret = mod.ops()
+    assert bad.name == "<unknown>" and bad.location == add.location
     assert add.predicate == "@!%p1" and add.operands == ("%r1", "%r2", "1")
     assert [str(f) for f in add.location.frames] == ["/src/k.py:5:3", "/src/k.py:9:2"]
     assert call.name == "call.uni" and call.end_line == call.line + 4

@@ -79,3 +79,18 @@ def test_core_imports_nothing_heavy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).parent.parent).stdout.strip()
     assert out == "[]"
+
+
+def test_parser_bug_degrades_instead_of_raising(monkeypatch):
+    from irscope.ir import _guard, ptx
+
+    def boom(raw):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(ptx, "_safe", boom)
+    mod = parse_stage("ptx", "ret;\n\nexit;\n")
+    assert [op.name for op in mod.ops()] == ["<unknown>", "<unknown>"]
+    assert mod.unknown == [(1, "ret;"), (3, "exit;")] and mod.coverage == 0.0
+    monkeypatch.setattr(_guard, "STRICT", True)
+    with pytest.raises(RuntimeError):
+        parse_stage("ptx", "ret;")

@@ -231,3 +231,43 @@ def test_multiline_string_is_one_op():
     (op,) = mod.ops()
     assert op.name == "x.op" and op.line == 2 and op.end_line == 3
     assert op.location.frame.line == 4 and mod.coverage == 1.0
+
+
+def test_if_while_and_private_functions():
+    text = """module {
+  tt.func private @helper(%x: i32 loc("/k.py":2:0)) -> i32 attributes {noinline = false} {
+    %0:2 = scf.while (%arg1 = %x, %arg2 = %x) : (i32, i32) -> (i32, i32) {
+      %c = arith.cmpi slt, %arg1, %arg2 : i32 loc(#loc1)
+      scf.condition(%c) %arg1, %arg2 : i32, i32 loc(#loc1)
+    } do {
+    ^bb0(%a: i32 loc("/k.py":4:1), %b: i32 loc("/k.py":4:2)):
+      %r = scf.if %c -> (i32) {
+        scf.yield %a : i32 loc(#loc1)
+      } else {
+        scf.yield %b : i32 loc(#loc1)
+      } loc(#loc2)
+      scf.yield %r, %b : i32, i32 loc(#loc1)
+    } loc(#loc2)
+    tt.return %0#1 : i32 loc(#loc1)
+  } loc(#loc1)
+} loc(#loc1)
+#loc1 = loc("/k.py":3:5)
+#loc2 = loc("/k.py":6:7)
+"""
+    mod = parse_mlir(text)
+    assert mod.coverage == 1.0
+    (fn,) = mod.functions
+    assert (fn.name, fn.visibility, fn.attributes) == ("helper", "private", "{noinline = false}")
+    assert fn.end_line == 16 and fn.location.frame.line == 3
+    loop = first(mod, "scf.while")
+    assert loop.results == ("%0#0", "%0#1") and len(loop.regions) == 2
+    assert [b.args for b in loop.regions[0].blocks][0][0].name == "%arg1"
+    after = loop.regions[1].blocks[0]
+    assert after.label == "^bb0" and [a.name for a in after.args] == ["%a", "%b"]
+    assert after.args[1].location.frame.col == 2
+    branch = first(mod, "scf.if")
+    assert branch.parent is loop and len(branch.regions) == 2
+    assert branch.location.frame.line == 6 and branch.end_line == 12
+    yields = [op for op in mod.ops() if op.name == "scf.yield"]
+    assert [y.parent for y in yields] == [branch, branch, loop]
+    assert first(mod, "tt.return").operands == ("%0#1",)

@@ -42,6 +42,8 @@ _META_RE = re.compile(r"(![-\w.$]+) = (?:distinct )?(!?[A-Za-z]*)(.*)$")
 _FIELD_RE = re.compile(r'(\w+): ("(?:[^"\\]|\\.)*"|[^,()]+)')
 _MISC_PREFIXES = ("source_filename", "target ", "attributes #", "module asm", "uselistorder",
                   "$")
+# a case line of a switch:   i32 0, label %done
+_SWITCH_CASE_RE = re.compile(r"i\d+ -?\d+, label %")
 _CALL_PREFIXES = frozenset({"tail", "musttail", "notail"})
 # Every LLVM IR instruction: an indented line whose first word is none of these is
 # not understood (garbage must not count as coverage).
@@ -94,8 +96,7 @@ def _instr(s: str) -> tuple:
     if '"' in body:
         body = _STRING_RE.sub('""', body)
     values = _VALUE_RE.findall(body) if "@" in body else _LOCAL_RE.findall(body)
-    return (L_INSTR, opcode, results, tuple(values), ref, rest.endswith("["),
-            UNKNOWN_LOCATION, "llvm")
+    return (L_INSTR, opcode, results, tuple(values), ref, UNKNOWN_LOCATION, "llvm")
 
 
 def _define(m: re.Match) -> tuple:
@@ -124,7 +125,8 @@ def classify(raw: str) -> tuple:
         m = _LABEL_RE.match(s) if s.startswith("; <label>:") else None
         return (L_LABEL, m.group(1)) if m else (L_COMMENT,)
     if raw[0] in " \t":
-        if c == "]" or s.startswith("#dbg_"):  # end of a switch; LLVM 19+ debug records
+        # the end and the cases of a multi-line switch; LLVM 19+ debug records
+        if c == "]" or s.startswith("#dbg_") or _SWITCH_CASE_RE.match(s):
             return (L_MISC,)
         return _instr(s)
     if c == "}":
@@ -211,7 +213,7 @@ def classify_mir(raw: str) -> tuple:
     if '"' in rest:
         rest = _STRING_RE.sub('""', rest)
     values = _MIR_VALUE_RE.findall(rest) if "$" in rest else _MIR_VREG_RE.findall(rest)
-    return (L_INSTR, opcode, results, tuple(values), ref, False, where, "mir")
+    return (L_INSTR, opcode, results, tuple(values), ref, where, "mir")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -235,37 +237,29 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     ``metadata`` (``Module.loc_aliases`` of another parse) resolves ``!dbg`` refs when
     this text has no metadata of its own (function-level pass dumps).
     """
-    memo = cache.llvm if cache is not None else {}
+    ir_memo = cache.llvm if cache is not None else {}
     mir_memo = cache.mir if cache is not None else {}
+    memo, classifier = ir_memo, classify  # switched while inside an MIR function
     mod = Module(stage)
     all_ops, unknown, meta = mod.all_ops, mod.unknown, mod.loc_aliases
     add_op = all_ops.append
+    new_instr = Instruction
     nodes: dict[str, tuple] = {}
     fn: Function | None = None
     block: Block | None = None
     block_add = None
-    in_mir = in_cont = False
     total = 0
     lineno = 0
     # Every counted line is either understood or listed in ``unknown``.
     for lineno, raw in enumerate(text.split("\n"), 1):
-        if in_mir:
-            t = mir_memo.get(raw)
-            if t is None:
-                t = _safe(classify_mir, raw)
-                mir_memo[raw] = t
-        else:
-            t = memo.get(raw)
-            if t is None:
-                t = _safe(classify, raw)
-                memo[raw] = t
+        t = memo.get(raw)
+        if t is None:
+            t = _safe(classifier, raw)
+            memo[raw] = t
         k = t[0]
         if k <= L_COMMENT:
             continue
         total += 1
-        if in_cont:  # inside a multi-line instruction (switch ... [ ... ])
-            in_cont = not raw.strip().startswith("]")
-            continue
         if k == L_INSTR:
             if block_add is None:
                 if fn is None:  # loop-pass dumps print bare blocks, outside any define
@@ -273,11 +267,10 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
                 block_add = block.ops.append
-            op = Instruction(t[1], t[7], t[2], t[3], "", "", t[6], lineno, raw, (), fn, t[4],
-                             lineno)
+            op = new_instr(t[1], t[6], t[2], t[3], "", "", t[5], lineno, raw, (), fn, t[4],
+                           lineno)
             block_add(op)
             add_op(op)
-            in_cont = t[5]
         elif k == L_LABEL or k == L_MIR_BLOCK:
             if fn is None:
                 fn = _fragment(mod, lineno, raw)
@@ -301,13 +294,13 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                 continue
             fn.end_line = lineno
             fn = block = block_add = None
-            in_mir = False
+            memo, classifier = ir_memo, classify
         elif k == L_MIR_FUNC:
             fn = Function(t[1], "mir", (), [], lineno, lineno, "", "", UNKNOWN_LOCATION, "",
                           raw)
             mod.functions.append(fn)
             block = block_add = None
-            in_mir = True
+            memo, classifier = mir_memo, classify_mir
         elif k == L_GLOBAL or k == L_DECLARE:
             op = Instruction("global" if k == L_GLOBAL else "declare", "llvm", ("@" + t[1],),
                              (), "", "", UNKNOWN_LOCATION, lineno, raw, (), None, "", lineno)

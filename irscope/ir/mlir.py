@@ -222,6 +222,8 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
     mod_loc = ""
     lineno = 0
     memo_get = memo.get
+    new_op = Op
+    add_here = glob.append  # appends to the current block (module level: globals)
     for raw in text.split("\n"):
         lineno += 1
         if pending is not None:
@@ -257,21 +259,23 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             line_of_op, raw_text = lineno, raw
         k = t[0]
         if k == K_OP:
-            op = Op(t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op,
-                    raw_text, (), parent, t[7], lineno)
+            op = new_op(t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op,
+                        raw_text, (), parent, t[7], lineno)
             all_ops.append(op)
-            (block.ops if block is not None else glob).append(op)
+            add_here(op)
             if t[8]:
                 new = Block(None, tuple(Value(n, ty) for n, ty, _ in t[9]), [], lineno)
                 op.regions = [Region([new])]
                 stack.append((op, block, region, parent))
                 block, region, parent = new, op.regions[0], op
+                add_here = new.ops.append
             understood += 1
         elif k == K_CLOSE:
             if not stack:
                 unknown.append((lineno, raw_text))
                 continue
             owner, block, region, parent = stack.pop()
+            add_here = (block.ops if block is not None else glob).append
             if owner is not None:
                 owner.end_line = lineno
                 if t[3]:
@@ -297,6 +301,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             else:
                 block = Block(t[1], args, [], lineno)
                 region.blocks.append(block)
+                add_here = block.ops.append
             understood += 1
         elif k == K_FUNC:
             args = tuple(Value(n, ty, UNKNOWN_LOCATION, lc) for n, ty, lc in t[4])
@@ -307,11 +312,12 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
                 mod.functions.append(fn)
                 stack.append((fn, block, region, parent))
                 block, region, parent = entry, Region(fn.blocks), fn
+                add_here = entry.ops.append
             else:
                 op = Op(t[1], t[1].split(".", 1)[0], (), (), "", t[5], UNKNOWN_LOCATION,
                         lineno, raw_text, (), parent, t[6], lineno)
                 all_ops.append(op)
-                (block.ops if block is not None else glob).append(op)
+                add_here(op)
             understood += 1
         elif k == K_REOPEN:
             owner = stack[-1][0] if stack else None
@@ -321,6 +327,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             block = Block(None, (), [], lineno)
             region = Region([block])
             owner.regions.append(region)
+            add_here = block.ops.append
             understood += 1
         elif k == K_ALIAS:
             mod.encodings[t[1]] = t[2]
@@ -330,6 +337,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             if t[3]:
                 stack.append((None, block, region, parent))
                 block, region, parent = None, None, None
+                add_here = glob.append
             understood += 1
         elif k == K_RESOURCE:
             in_resource = not t[1]
@@ -339,7 +347,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             op = Op("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, line_of_op,
                     raw_text, (), parent, t[1] if len(t) > 1 else "", lineno)
             all_ops.append(op)
-            (block.ops if block is not None else glob).append(op)
+            add_here(op)
     if pending is not None:  # text ended inside a string literal
         unknown.append((pending_line, "\n".join(pending)))
     while stack:  # truncated text: close what is open
