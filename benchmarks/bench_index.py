@@ -1,0 +1,328 @@
+"""Index throughput: parse + link every stage and every pass snapshot of a bundle.
+
+    python benchmarks/bench_index.py                       # capture the two cases, then measure
+    python benchmarks/bench_index.py --case NAME=B.irscope:TRACE_DIR ...   # reuse captures
+    python benchmarks/bench_index.py --runs 5 --json docs/data/bench_index.json
+
+Cases: flash_attention (per-pass MLIR) and matmul_autotune with ``--llvm-passes``. Both
+are captured by ``scripts/tritonparse_compare.py``'s ``capture`` (``irscope run`` with
+tritonparse's structured logging on), so tritonparse's trace holds the very same
+compiles.
+
+What one "index" run does, per capture, timed as a whole (texts are read out of the
+bundle before the clock starts):
+  * parse every stage (``ttir``...``sass``, ``_ttgirloc`` twins) and every pass
+    snapshot with ``irscope.ir``, each distinct text once (snapshots repeat; one
+    ParseCache for the bundle; an LLVM function-level dump borrows the metadata of
+    the latest module-level dump, as ``parse_snapshots`` does);
+  * ``irscope.link.provenance.pass_changes`` over the snapshots, its summaries
+    filled from the modules just parsed (so nothing is parsed twice);
+  * ``irscope.link.stage_links.build_links`` over the parsed stages (what
+    ``capture_links`` does after reading the bundle).
+MB/s = raw input MB (every stage and snapshot, repeats included) / seconds. Distinct MB
+is reported too. Each run is a fresh subprocess; the median of N runs is reported.
+Memory: peak RSS of the run above the RSS with the texts loaded (``VmHWM`` after
+resetting it through ``/proc/self/clear_refs``; ``ru_maxrss`` as a fallback), and in
+one extra subprocess the tracemalloc peak of the timed work.
+
+Final stages vs tritonparse (same subprocess, same clock): tritonparse's per-compile
+parse ``parse_single_trace_content`` over the trace's compilation events (ttir, ttgir,
+llir, ptx mappings, cross-stage and Python maps) against irscope parsing the same four
+final stages of each capture plus ``build_links``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import io
+import json
+import os
+import platform
+import pstats
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+MB = 1e6
+FINAL = ("ttir", "ttgir", "llir", "ptx")
+PARSE_AS = {"source": "ttir", "ttir": "ttir", "ttgir": "ttgir", "llir": "llir", "ptx": "ptx",
+            "sass": "sass", "llir_ttgirloc": "llir", "ptx_ttgirloc": "ptx", "sass_ttgirloc": "sass"}
+
+
+# ------------------------------------------------------------------ loading (untimed)
+
+def load_bundle(path: str) -> list[dict]:
+    """Per capture: its stage texts and its snapshots (as PassInput), texts shared."""
+    from irscope.link.provenance import PassInput
+    from irscope.store.bundle import Bundle
+
+    texts: dict[int, str] = {}
+    out = []
+    with Bundle.open(path) as b:
+        def text(blob: int):
+            if blob not in texts:
+                texts[blob] = b.text(blob)
+            return texts[blob]
+        for row in b.captures():
+            stages = {}
+            for stage, blob in b.conn.execute("SELECT stage, blob FROM stages WHERE capture_id=?", (row.id,)):
+                t = text(blob)
+                if isinstance(t, str) and stage in PARSE_AS:
+                    stages[stage] = t
+            passes = [PassInput(p.stage, p.name, p.argument, p.when, p.kind, text(p.blob))
+                      for p in b.passes(row.id) if p.kind in ("mlir", "llvm")]
+            out.append({"kernel": row.kernel, "variant": row.variant, "stages": stages, "passes": passes})
+    return out
+
+
+def sizes(caps: list[dict]) -> dict:
+    raw = 0
+    distinct: dict[int, int] = {}
+    n_snap = 0
+    for c in caps:
+        for t in list(c["stages"].values()) + [p.text for p in c["passes"]]:
+            n = len(t.encode())
+            raw += n
+            distinct[id(t)] = n
+        n_snap += len(c["passes"])
+    return {"captures": len(caps), "snapshots": n_snap, "raw_mb": raw / MB,
+            "distinct_mb": sum(distinct.values()) / MB, "distinct_texts": len(distinct)}
+
+
+# ------------------------------------------------------------------ the timed work
+
+def index_all(caps: list[dict]) -> list:
+    """Parse + provenance + links of every capture (see module doc). Returns a small
+    summary per capture (the modules are dropped after each capture)."""
+    from irscope.ir import ParseCache, parse_llvm, parse_stage
+    from irscope.link.provenance import ProvenanceCache, pass_changes, summarise_module_ops
+    from irscope.link.stage_links import build_links
+
+    cache = ParseCache()
+    out = []
+    for c in caps:
+        parsed: dict[tuple, object] = {}   # (parser, text id) -> Module
+        prov = ProvenanceCache()
+        prov.parse_cache = cache
+        metadata = None
+        for p in c["passes"]:
+            t = p.text
+            if p.kind == "mlir":
+                key = ("mlir", id(t))
+                mod = parsed.get(key)
+                if mod is None:
+                    mod = parsed[key] = parse_stage("mlir", t, cache)
+                    prov.summaries[("mlir", prov.key(t))] = summarise_module_ops(mod.ops())
+            else:
+                key = ("llir", id(t))
+                mod = parsed.get(key)
+                if mod is None:
+                    mod = parsed[key] = parse_llvm(t, "llvm", cache, metadata)
+                    prov.summaries[("llir", prov.key(t))] = summarise_module_ops(mod.ops())
+                if any(k.startswith("!") for k in mod.loc_aliases):
+                    metadata = mod.loc_aliases
+        modules = {}
+        for stage, t in c["stages"].items():
+            mod = parse_stage(PARSE_AS[stage], t, cache)
+            if stage != "source":
+                modules[stage] = mod
+            if stage in ("ttir", "ttgir"):
+                prov.summaries.setdefault(("mlir", prov.key(t)), summarise_module_ops(mod.ops()))
+            elif stage == "llir":
+                prov.summaries.setdefault(("llir", prov.key(t)), summarise_module_ops(mod.ops()))
+        changes = pass_changes(c["passes"], {s: c["stages"][s] for s in ("ttir", "ttgir", "llir")
+                                             if s in c["stages"]}, prov)
+        links = build_links(modules)
+        out.append((len(parsed), len(changes), len(links.links)))
+    return out
+
+
+def irscope_finals(caps: list[dict]) -> list:
+    """irscope on the final stages only: parse ttir/ttgir/llir/ptx + build_links."""
+    from irscope.ir import ParseCache, parse_stage
+    from irscope.link.stage_links import build_links
+
+    cache = ParseCache()
+    out = []
+    for c in caps:
+        mods = {s: parse_stage(s, c["stages"][s], cache) for s in FINAL if s in c["stages"]}
+        out.append(len(build_links(mods).links))
+    return out
+
+
+def tritonparse_finals(events: list[str]) -> list:
+    from tritonparse.parse.trace_processor import parse_single_trace_content
+
+    return [len(parse_single_trace_content(e)) for e in events]
+
+
+# ------------------------------------------------------------------ one run (child)
+
+def _vm(field: str) -> float | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def child(bundle: str, trace_dir: str | None, what: str) -> dict:
+    import logging
+
+    logging.disable(logging.WARNING)  # tritonparse's warnings: not part of the parse
+    caps = load_bundle(bundle)
+    events = []
+    if trace_dir:
+        from tritonparse_compare import load_trace_events
+        events = load_trace_events(trace_dir)
+    import gc
+    gc.collect()
+    res: dict = {}
+    if what == "index":
+        rss0 = _vm("VmRSS")
+        reset = _reset_peak()
+        maxrss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.perf_counter()
+        index_all(caps)
+        res["seconds"] = time.perf_counter() - t0
+        hwm = _vm("VmHWM") if reset else None
+        maxrss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        res["rss_before_mb"] = rss0
+        res["peak_rss_mb"] = hwm if hwm is not None else maxrss1
+        res["peak_rss_delta_mb"] = (hwm - rss0) if hwm is not None and rss0 else maxrss1 - maxrss0
+    elif what == "tracemalloc":
+        tracemalloc.start()
+        index_all(caps)
+        res["tracemalloc_peak_mb"] = tracemalloc.get_traced_memory()[1] / MB
+        tracemalloc.stop()
+    elif what == "profile":
+        prof = cProfile.Profile()
+        prof.enable()
+        index_all(caps)
+        prof.disable()
+        s = io.StringIO()
+        pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(25)
+        s2 = io.StringIO()
+        pstats.Stats(prof, stream=s2).sort_stats("tottime").print_stats(20)
+        res["profile_cumulative"] = s.getvalue()
+        res["profile_tottime"] = s2.getvalue()
+    elif what == "finals":
+        t0 = time.perf_counter()
+        irscope_finals(caps)
+        res["irscope_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        tritonparse_finals(events)
+        res["tritonparse_s"] = time.perf_counter() - t0
+        res["final_mb"] = sum(len(c["stages"][s].encode()) for c in caps for s in FINAL if s in c["stages"]) / MB
+        res["events"] = len(events)
+    return res
+
+
+def run_child(bundle: str, trace_dir: str | None, what: str) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", what, bundle, trace_dir or ""]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT))
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-3000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------ driver
+
+def measure(name: str, bundle: str, trace_dir: str | None, runs: int, profile: bool) -> dict:
+    caps = load_bundle(bundle)
+    info = sizes(caps)
+    del caps
+    idx = [run_child(bundle, trace_dir, "index") for _ in range(runs)]
+    tm = run_child(bundle, trace_dir, "tracemalloc")
+    fin = [run_child(bundle, trace_dir, "finals") for _ in range(runs)] if trace_dir else []
+    sec = statistics.median(r["seconds"] for r in idx)
+    out = {"case": name, **{k: round(v, 3) if isinstance(v, float) else v for k, v in info.items()},
+           "seconds_runs": [round(r["seconds"], 3) for r in idx], "seconds_median": round(sec, 3),
+           "mb_per_s_raw": round(info["raw_mb"] / sec, 1), "mb_per_s_distinct": round(info["distinct_mb"] / sec, 2),
+           "peak_rss_mb_median": round(statistics.median(r["peak_rss_mb"] for r in idx), 1),
+           "peak_rss_delta_mb_median": round(statistics.median(r["peak_rss_delta_mb"] for r in idx), 1),
+           "rss_with_texts_loaded_mb": round(statistics.median(r["rss_before_mb"] or 0 for r in idx), 1),
+           "tracemalloc_peak_mb": round(tm["tracemalloc_peak_mb"], 1)}
+    if fin:
+        irs = statistics.median(r["irscope_s"] for r in fin)
+        tps = statistics.median(r["tritonparse_s"] for r in fin)
+        out["finals"] = {"events": fin[0]["events"], "final_mb": round(fin[0]["final_mb"], 3),
+                         "irscope_s_runs": [round(r["irscope_s"], 3) for r in fin],
+                         "tritonparse_s_runs": [round(r["tritonparse_s"], 3) for r in fin],
+                         "irscope_s_median": round(irs, 3), "tritonparse_s_median": round(tps, 3),
+                         "ratio_irscope_over_tritonparse": round(irs / tps, 3)}
+    if profile:
+        out["profile"] = run_child(bundle, trace_dir, "profile")
+    return out
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        print(json.dumps(child(sys.argv[3], sys.argv[4] or None, sys.argv[2])))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--case", action="append", default=[], metavar="NAME=BUNDLE[:TRACE_DIR]")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--workdir", default="/tmp/irscope-bench-index")
+    ap.add_argument("--json")
+    ap.add_argument("--profile", action="store_true", help="also cProfile one run per case")
+    args = ap.parse_args()
+    cases = []
+    for spec in args.case:
+        name, rest = spec.split("=", 1)
+        bundle, _, trace = rest.partition(":")
+        cases.append((name, bundle, trace or None))
+    if not cases:
+        from tritonparse_compare import capture
+        os.makedirs(args.workdir, exist_ok=True)
+        for name, sample, llvm in (("flash_attention", "flash_attention.py", False),
+                                   ("matmul_autotune --llvm-passes", "matmul_autotune.py", True)):
+            t0 = time.perf_counter()
+            b, tr = capture([str(ROOT / "sample_kernels" / sample)], args.workdir, llvm_passes=llvm,
+                            bundle_name=Path(sample).stem + ("_llvm" if llvm else "") + ".irscope")
+            print(f"captured {name} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            cases.append((name, b, tr))
+    results = []
+    for name, bundle, trace in cases:
+        r = measure(name, bundle, trace, args.runs, args.profile)
+        results.append(r)
+        fin = r.get("finals", {})
+        print(f"{name}: {r['captures']} captures, {r['snapshots']} snapshots, raw {r['raw_mb']:.1f} MB "
+              f"(distinct {r['distinct_mb']:.1f} MB): {r['seconds_median']:.2f} s -> {r['mb_per_s_raw']} MB/s; "
+              f"peak RSS +{r['peak_rss_delta_mb_median']} MB (total {r['peak_rss_mb_median']} MB), "
+              f"tracemalloc peak {r['tracemalloc_peak_mb']} MB"
+              + (f"; finals irscope {fin['irscope_s_median']:.3f} s vs tritonparse "
+                 f"{fin['tritonparse_s_median']:.3f} s = {fin['ratio_irscope_over_tritonparse']}x" if fin else ""))
+    if args.json:
+        import triton
+        doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                           "triton": triton.__version__, "platform": platform.platform(),
+                           "gpu": None},
+               "method": "median of %d fresh subprocesses per figure; see benchmarks/bench_index.py" % args.runs,
+               "cases": results}
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
