@@ -59,36 +59,32 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="a JSON list, one object per capture")
     ls.add_argument("--runs", action="store_true", help="list the capture runs (provenance) instead")
 
+    def selection(sp, kernel_optional=False):
+        """BUNDLE [KERNEL] --target --variant: how every reading command picks a capture."""
+        sp.add_argument("bundle", metavar="BUNDLE")
+        sp.add_argument("kernel", metavar="KERNEL", nargs="?" if kernel_optional else None,
+                        help="kernel name (or a capture id like #3)")
+        sp.add_argument("--target", metavar="T", help="e.g. sm_90 (default: the kernel's first capture)")
+        sp.add_argument("--variant", metavar="V", help="variant label, a unique prefix of one, or its index")
+
     cat = sub.add_parser("cat", help="print one stage or pass snapshot of a kernel")
-    cat.add_argument("bundle", metavar="BUNDLE")
-    cat.add_argument("kernel", metavar="KERNEL")
-    cat.add_argument("--stage", default="ttgir", help="ttir, ttgir, llir, ptx, sass, source, json (default ttgir)")
+    selection(cat)
+    cat.add_argument("--stage", default="ttgir", help="ttir, ttgir, llir, ptx, sass, source, json, log (default ttgir)")
     cat.add_argument("--pass", dest="pass_index", type=int, metavar="N", help="the N-th per-pass snapshot instead (0-based)")
-    cat.add_argument("--target", metavar="T")
-    cat.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
 
     ps = sub.add_parser("passes", help="what each compiler pass changed (op counts per pass)")
-    ps.add_argument("bundle", metavar="BUNDLE")
-    ps.add_argument("kernel", metavar="KERNEL")
-    ps.add_argument("--target", metavar="T")
-    ps.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
+    selection(ps)
     ps.add_argument("--json", action="store_true", help="a JSON list, one object per pass")
 
     sh = sub.add_parser("show", help="the ops of every stage that come from one Python line")
-    sh.add_argument("bundle", metavar="BUNDLE")
-    sh.add_argument("kernel", metavar="KERNEL", nargs="?")
+    selection(sh, kernel_optional=True)
     sh.add_argument("--line", type=int, required=True, metavar="N", help="line of the kernel's file")
-    sh.add_argument("--target", metavar="T")
-    sh.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
     sh.add_argument("--json", action="store_true", help="a JSON object: line, source, stages")
 
     lk = sub.add_parser("links", help="what one op became (or came from) in every other stage")
-    lk.add_argument("bundle", metavar="BUNDLE")
-    lk.add_argument("kernel", metavar="KERNEL", nargs="?")
+    selection(lk, kernel_optional=True)
     lk.add_argument("--stage", default="ttgir", help="stage of the op: ttir, ttgir, llir, ptx, sass (default ttgir)")
     lk.add_argument("--op-line", type=int, required=True, metavar="N", help="line of the op in that stage's text")
-    lk.add_argument("--target", metavar="T")
-    lk.add_argument("--variant", metavar="V", help="variant label or its index within the kernel")
     lk.add_argument("--json", action="store_true", help="a JSON object: stage, line, text, links")
     return p
 
@@ -96,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``irscope`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    command = ["irscope", *argv]
     script_args: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
@@ -109,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("run", "compile"):
             from irscope.cli import run_cmd
 
-            return run_cmd.main(args, script_args, ["irscope", *(sys.argv[1:] if argv is None else argv)])
+            return run_cmd.main(args, script_args, command)
         if args.command in ("passes", "show"):
             from irscope.cli import analyze_cmd
 
