@@ -81,7 +81,7 @@ def test_llvm_passes_opt_in(tmp_path):
 
     with Bundle.open(str(out)) as b:
         passes = b.passes(b.captures()[0].id)
-    llvm = [p for p in passes if p.kind == "llvm"]
+    llvm = [p for p in passes if p.kind in ("llvm", "mir")]  # LLVM IR, and machine IR of codegen passes
     # optimisation passes run while making llir, codegen (machine) passes while making ptx
     assert len(llvm) > 20 and {p.stage for p in llvm} == {"llir", "ptx"}
     assert any(p.name.startswith("InstCombine") for p in llvm)

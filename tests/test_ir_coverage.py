@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from irscope import robust
 import pytest
 
 from irscope.ir import (STAGES, Frame, Location, ParseCache, parse_snapshots, parse_stage,
@@ -91,6 +92,6 @@ def test_parser_bug_degrades_instead_of_raising(monkeypatch):
     mod = parse_stage("ptx", "ret;\n\nexit;\n")
     assert [op.name for op in mod.ops()] == ["<unknown>", "<unknown>"]
     assert mod.unknown == [(1, "ret;"), (3, "exit;")] and mod.coverage == 0.0
-    monkeypatch.setattr(_guard, "STRICT", True)
+    monkeypatch.setattr(robust, "STRICT", True)
     with pytest.raises(RuntimeError):
         parse_stage("ptx", "ret;")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from irscope import robust
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -43,9 +44,9 @@ JUNK = st.lists(st.sampled_from(list('%#^{}()<>[]":;,=@!$.\n \t\\\x00é01') + [
 @pytest.fixture(autouse=True, scope="module")
 def strict():
     """Let a parser bug raise here instead of degrading to an all-unknown result."""
-    _guard.STRICT = True
+    robust.STRICT = True
     yield
-    _guard.STRICT = False
+    robust.STRICT = False
 
 
 def check(mod: Module, text: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from irscope.capture.dumpstream import split_dump_stream
+from irscope.capture.passdump import split_pass_dump
 from irscope.capture.model import CapturedKernel, PassRecord
 from irscope.capture.tools import Resources, amdgcn_resources, resources_from_binary, sass_with_lines
 
@@ -49,6 +49,16 @@ def _error_summary(error: dict) -> str:
     return f"{error.get('type', 'Error')}: {reason[:300]}"
 
 
+def _pass_record(seq: int, stage: str, snap) -> PassRecord:
+    """A stream snapshot placed in the pipeline. LLVM's own anchors (a function
+    name, or ``[module]``) become anchor 'function' / 'module' plus the name."""
+    anchor, anchor_name = snap.anchor_op, snap.anchor_name
+    if snap.family != "mlir":
+        anchor, anchor_name = ("module", "") if anchor_name in ("[module]", "") else ("function", anchor_name)
+    return PassRecord(seq, stage, snap.family, snap.kind, snap.pass_name, snap.argument, snap.options, anchor,
+                      anchor_name, snap.text)
+
+
 def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
     """Read ``rec-*/`` (meta.json, dump.txt and the stage files it points to).
 
@@ -73,13 +83,11 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         if start > covered:
             logs.append(dump[covered:start].decode("utf-8", "replace"))
         covered = max(covered, end)
-        snaps, noise = split_dump_stream(dump[start:end].decode("utf-8", "replace"))
-        if noise.strip():
-            logs.append(noise)
-        for s in snaps:
-            passes.append(
-                PassRecord(len(passes), st["stage"], s.kind, s.when, s.name, s.argument, s.options, s.anchor, s.anchor_name, s.text)
-            )
+        dumped = split_pass_dump(dump[start:end].decode("utf-8", "replace"))
+        if dumped.other:
+            logs.append("".join(text + "\n" for _, text in dumped.other))
+        for snap in dumped:
+            passes.append(_pass_record(len(passes), st["stage"], snap))
     if covered < len(dump):
         logs.append(dump[covered:].decode("utf-8", "replace"))
 

@@ -14,7 +14,7 @@ from .llvm import parse_llvm
 from .mlir import parse_mlir
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, Op, ParseCache, Region, Value)
-from .passdump import (PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump,
+from irscope.capture.passdump import (PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump,
                        split_pass_dump)
 from .ptx import parse_ptx
 from .sass import parse_sass

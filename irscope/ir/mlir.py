@@ -16,7 +16,7 @@ from ._scan import odd_quotes, split_loc, split_top, top_level, matching
 from .mlir_loc import LocResolver
 from .model import (UNKNOWN_LOCATION, Block, Function, Module, Op, ParseCache, Region,
                     Value)
-from .passdump import PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump
+from irscope.capture.passdump import PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump
 
 __all__ = ["parse_mlir", "split_mlir_pass_dump", "split_llvm_pass_dump", "PassDump",
            "PassSnapshot"]
