@@ -18,6 +18,7 @@ that change nothing cost a dictionary look-up.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -37,6 +38,7 @@ _VALUE_RE = re.compile(r"%[A-Za-z0-9_$.\-]+(?:#\d+)?(?::\d+)?")
 _BLOCK_RE = re.compile(r"\^[A-Za-z0-9_$.\-]+")
 _LOCREF_RE = re.compile(r"#loc\d*\b")
 _SPACE_RE = re.compile(r"\s+")
+_DBG_RE = re.compile(r",?\s*!dbg\s*!\d+")
 
 
 def _strip_locs(text: str) -> str:
@@ -74,6 +76,7 @@ def _strip_locs(text: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def normalise_op_text(text: str) -> str:
     """The op line with everything that renaming or location tracking changes removed.
 
@@ -81,12 +84,21 @@ def normalise_op_text(text: str) -> str:
     labels ``^bb3`` become ``^``, location aliases ``#loc12`` become ``#loc``, LLVM
     ``!dbg !12`` attachments are dropped; whitespace is collapsed. Two ops that differ
     only by SSA numbering or source location normalise to the same string.
+
+    Memoised: op lines repeat across the snapshots of a capture (most passes change
+    few ops), so each distinct line is normalised once. Each substitution runs only
+    when its marker is present, since ``re.sub`` scans the whole line even to find
+    nothing.
     """
-    t = _strip_locs(text)
-    t = _VALUE_RE.sub("%", t)
-    t = _BLOCK_RE.sub("^", t)
-    t = _LOCREF_RE.sub("#loc", t)
-    t = re.sub(r",?\s*!dbg\s*!\d+", "", t)
+    t = _strip_locs(text) if "loc(" in text else text
+    if "%" in t:
+        t = _VALUE_RE.sub("%", t)
+    if "^" in t:
+        t = _BLOCK_RE.sub("^", t)
+    if "#loc" in t:
+        t = _LOCREF_RE.sub("#loc", t)
+    if "!dbg" in t:
+        t = _DBG_RE.sub("", t)
     return _SPACE_RE.sub(" ", t).strip()
 
 
