@@ -25,6 +25,9 @@ def test_ls_json_fields_and_variants(sample_bundle):
     assert len(add) == 1
     assert {"ttir", "ttgir", "llir", "ptx", "cubin", "sass", "json"} <= set(add[0]["stages"])
     assert add[0]["passes"] > 50 and add[0]["registers"] > 0 and add[0]["spill_stores"] == 0
+    # first_line is the line of `def` (where the stored source starts), not of the decorator
+    source_lines = (SAMPLES / "vector_add.py").read_text().splitlines()
+    assert source_lines[add[0]["first_line"] - 1].startswith("def add_kernel(")
     # every autotune config is compiled and kept as its own variant
     mm = [c for c in caps if c["kernel"] == "matmul_kernel"]
     assert len(mm) >= 3 and len({c["variant"] for c in mm}) == len(mm)

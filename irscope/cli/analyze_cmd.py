@@ -118,11 +118,8 @@ def kernel_source_line(bundle: Bundle, capture_id: int, file: str | None, line: 
     """Text of ``line`` of the kernel's file: from the kernel source stored in the bundle
     (it holds the ``@triton.jit`` function from ``first_line``), else from the file on
     disk; None when neither has it."""
-    info = bundle.capture_info(capture_id)
-    # Bundle has no accessor for the kernel source yet: read the kernels table directly.
-    got = bundle.conn.execute("SELECT source, first_line FROM kernels WHERE id=?",
-                              (info.get("kernel_id"),)).fetchone()
-    if got and got[0] and got[1]:
+    got = bundle.kernel_source(capture_id)
+    if got[0] and got[1]:
         lines = got[0].splitlines()
         if 0 <= line - got[1] < len(lines):
             return lines[line - got[1]]

@@ -317,6 +317,14 @@ class Bundle:
                 info[key] = json.loads(info[key])
         return info
 
+    def kernel_source(self, capture_id: int) -> tuple[str | None, int | None]:
+        """(source of the ``@triton.jit`` function, line of its ``def``) for a capture."""
+        row = self.conn.execute(
+            "SELECT k.source, k.first_line FROM kernels k JOIN captures c ON c.kernel_id = k.id WHERE c.id=?",
+            (capture_id,),
+        ).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
     def runs(self) -> list[dict]:
         """Every run, oldest first, JSON fields decoded."""
         cur = self.conn.execute("SELECT * FROM runs ORDER BY id")

@@ -176,9 +176,24 @@ def _source_info(src):
     info["module"] = getattr(pyfn, "__module__", None)
     if code is not None:
         info["file"] = code.co_filename
-        info["first_line"] = code.co_firstlineno
+        info["first_line"] = _def_line(pyfn, code.co_firstlineno)
     info["source"] = getattr(fn, "src", None)
     return info
+
+
+def _def_line(pyfn, first):
+    """Line of ``def``: Triton's ``fn.src`` starts there, after the decorators
+    that ``co_firstlineno`` counts."""
+    try:
+        import inspect
+
+        lines, start = inspect.getsourcelines(pyfn)
+    except (OSError, TypeError):
+        return first
+    for i, text in enumerate(lines):
+        if text.lstrip().startswith("def "):
+            return start + i
+    return first
 
 
 def _versions():
