@@ -32,10 +32,11 @@ A composed link has the weakest kind along its path.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from irscope.errors import IrscopeError
 from irscope.ir import Location, Module, Op, parse_stage
@@ -110,6 +111,7 @@ class ExactReport:
 
 # ---------------------------------------------------------------------------- keys
 
+@functools.lru_cache(maxsize=4096)  # a capture names few files, each on thousands of ops
 def _base(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
@@ -189,22 +191,143 @@ def link_ttir_ttgir(ttir: Module, ttgir: Module) -> list[StageLink]:
 
 # ------------------------------------------------------------ by Python location
 
+class LocationGroup:
+    """The location links between two adjacent stages, kept grouped by location key.
+
+    Every op of ``src_stage`` links to every op of ``dst_stage`` at the same key
+    (:func:`chain_key`, or :func:`line_key` when SASS is involved), so the links are a
+    union of per-key products. One flash_attention capture has ~270,000 such pairs but
+    only a few thousand ops: storing the groups and expanding on query keeps building
+    cheap. Pairs whose source line is in ``src_exact`` *and* whose destination line is in
+    ``dst_exact`` are left out (both ends have an ``exact`` link between them instead).
+
+    Iterating gives the :class:`StageLink` objects in the order :func:`link_by_location`
+    lists them (source ops in line order, then destination ops in line order); ``len``
+    counts them without building them.
+    """
+
+    __slots__ = ("src_stage", "dst_stage", "kind", "src_keys", "dst_keys", "src_lines", "dst_lines",
+                 "src_exact", "dst_exact", "_len")
+
+    def __init__(self, src_stage: str, dst_stage: str, kind: str,
+                 src_index: Mapping[tuple, list[int]], dst_index: Mapping[tuple, list[int]],
+                 src_exact: frozenset[int] = frozenset(), dst_exact: frozenset[int] = frozenset()) -> None:
+        self.src_stage, self.dst_stage, self.kind = src_stage, dst_stage, kind
+        # Only keys both stages have produce links; the others would only cost lookups.
+        shared = src_index.keys() & dst_index.keys()
+        self.src_lines: dict[tuple, list[int]] = {k: v for k, v in src_index.items() if k in shared}
+        self.dst_lines: dict[tuple, list[int]] = {k: v for k, v in dst_index.items() if k in shared}
+        self.src_keys = _keys_by_line(self.src_lines)
+        self.dst_keys = _keys_by_line(self.dst_lines)
+        self.src_exact, self.dst_exact = src_exact, dst_exact
+        n = 0
+        for k, ss in self.src_lines.items():
+            ds = self.dst_lines[k]
+            n += len(ss) * len(ds)
+            if src_exact and dst_exact:
+                n -= sum(s in src_exact for s in ss) * sum(d in dst_exact for d in ds)
+        self._len = n
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[StageLink]:
+        a, b, kind, se, de = self.src_stage, self.dst_stage, self.kind, self.src_exact, self.dst_exact
+        for s, keys in self.src_keys.items():
+            for k in keys:
+                cut = s in se
+                for d in self.dst_lines[k]:
+                    if not (cut and d in de):
+                        yield StageLink(a, s, b, d, kind)
+
+    def __repr__(self) -> str:
+        return f"LocationGroup({self.src_stage}->{self.dst_stage}, {self.kind}, {len(self.src_lines)} keys, {self._len} links)"
+
+    def linked(self, line: int, forward: bool) -> Iterator[int]:
+        """The lines linked to ``line`` (of ``src_stage`` when ``forward``, else of
+        ``dst_stage``), in the order the flat link list has them."""
+        if forward:
+            mine, theirs, cut, other_cut = self.src_keys, self.dst_lines, self.src_exact, self.dst_exact
+        else:
+            mine, theirs, cut, other_cut = self.dst_keys, self.src_lines, self.dst_exact, self.src_exact
+        excluded = other_cut if line in cut else ()
+        for k in mine.get(line, ()):
+            for o in theirs[k]:
+                if o not in excluded:
+                    yield o
+
+    def linked_lines(self) -> tuple[set[int], set[int]]:
+        """(source lines, destination lines) that have at least one link here."""
+        src: set[int] = set()
+        dst: set[int] = set()
+        se, de = self.src_exact, self.dst_exact
+        for k, ss in self.src_lines.items():
+            ds = self.dst_lines[k]
+            # An excluded pair only matters when every partner of a line is excluded.
+            free_d = [d for d in ds if d not in de]
+            free_s = [s for s in ss if s not in se]
+            src.update(ss if free_d else free_s)
+            dst.update(ds if free_s else free_d)
+        return src, dst
+
+
+def _keys_by_line(index: Mapping[tuple, list[int]]) -> dict[int, list[tuple]]:
+    # Line order, as link_by_location walks the source ops; a line normally has one key,
+    # but two units starting on one line keep both.
+    out: dict[int, list[tuple]] = defaultdict(list)
+    for k, lines in index.items():
+        for ln in lines:
+            out[ln].append(k)
+    return {ln: out[ln] for ln in sorted(out)}
+
+
+def _line_index(module: Module, key) -> dict[tuple, list[int]]:
+    out: dict[tuple, list[int]] = defaultdict(list)
+    for u in units(module):
+        k = key(u.location)
+        if k is not None:
+            out[k].append(u.line)
+    return out
+
+
+def location_group(src_stage: str, src: Module, dst_stage: str, dst: Module, *,
+                   drop_dst: Iterable[int] = (), src_exact: Iterable[int] = (),
+                   dst_exact: Iterable[int] = (), _indexes: dict | None = None) -> LocationGroup:
+    """The location links of :func:`link_by_location`, grouped (see :class:`LocationGroup`).
+
+    ``drop_dst``: destination lines that get no location link at all; ``src_exact`` /
+    ``dst_exact``: pairs with both ends in them are left out.
+    """
+    coarse = "sass" in (src_stage, dst_stage)
+    key, kind = (line_key, "same-line") if coarse else (chain_key, "same-location")
+
+    def index(stage: str, module: Module) -> dict[tuple, list[int]]:
+        # A middle stage is the destination of one group and the source of the next:
+        # build_links passes _indexes so its keys are computed once.
+        if _indexes is None:
+            return _line_index(module, key)
+        got = _indexes.get((stage, key))
+        if got is None:
+            got = _indexes[(stage, key)] = _line_index(module, key)
+        return got
+
+    dst_index = index(dst_stage, dst)
+    drop = set(drop_dst)
+    if drop:
+        dst_index = {k: kept for k, v in dst_index.items() if (kept := [d for d in v if d not in drop])}
+    return LocationGroup(src_stage, dst_stage, kind, index(src_stage, src), dst_index,
+                         frozenset(src_exact), frozenset(dst_exact))
+
+
 def link_by_location(src_stage: str, src: Module, dst_stage: str, dst: Module) -> list[StageLink]:
     """Links between every pair of ops at the same Python location.
 
     The full chain (with columns and inlined-at frames) when both stages print one
     (``same-location``); the innermost file and line when either is SASS
-    (``same-line``).
+    (``same-line``). This builds every pair; :func:`build_links` keeps them grouped
+    (:func:`location_group`).
     """
-    coarse = "sass" in (src_stage, dst_stage)
-    key, kind = (line_key, "same-line") if coarse else (chain_key, "same-location")
-    dst_index = _index(units(dst), key)
-    links: list[StageLink] = []
-    for op in units(src):
-        k = key(op.location)
-        for d in dst_index.get(k, ()) if k is not None else ():
-            links.append(StageLink(src_stage, op.line, dst_stage, d.line, kind))
-    return links
+    return list(location_group(src_stage, src, dst_stage, dst))
 
 
 # ---------------------------------------------------------------- exact (ttgirloc)
@@ -281,25 +404,95 @@ def link_exact(stage: str, ttgir: Module, normal: Module | None, ttgirloc: Modul
 
 # ----------------------------------------------------------------- the link graph
 
+class LinkList(Sequence[StageLink]):
+    """Every link of a capture, as parts in build order: explicit :class:`StageLink`
+    lists (same-op, derived, exact) and :class:`LocationGroup` (location links, which
+    are the bulk and stay grouped until someone iterates them).
+
+    Reads as a sequence of :class:`StageLink`: ``len`` is cheap; iterating, indexing or
+    comparing with a list builds the location links (indexing keeps the built list).
+    """
+
+    __slots__ = ("parts", "_flat")
+
+    def __init__(self, parts: Iterable[Sequence[StageLink] | LocationGroup] = ()) -> None:
+        self.parts: list[Sequence[StageLink] | LocationGroup] = list(parts)
+        self._flat: list[StageLink] | None = None
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def __iter__(self) -> Iterator[StageLink]:
+        for p in self.parts:
+            yield from p
+
+    def __getitem__(self, i):
+        if self._flat is None:
+            self._flat = list(self)
+        return self._flat[i]
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (LinkList, list, tuple)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable parts, like the list it replaces
+
+    def __repr__(self) -> str:
+        groups = sum(isinstance(p, LocationGroup) for p in self.parts)
+        return f"LinkList({len(self)} links, {groups} location group(s))"
+
+    def explicit(self) -> Iterator[StageLink]:
+        """The links held one by one (everything but the location groups)."""
+        for p in self.parts:
+            if not isinstance(p, LocationGroup):
+                yield from p
+
+    def groups(self) -> list[LocationGroup]:
+        """The location groups."""
+        return [p for p in self.parts if isinstance(p, LocationGroup)]
+
+
 @dataclass
 class CaptureLinks:
-    """Every adjacent-stage link of one capture, and queries that compose them."""
+    """Every adjacent-stage link of one capture, and queries that compose them.
+
+    ``links`` may be a plain list of :class:`StageLink` or a :class:`LinkList` (what
+    :func:`build_links` gives: location links stay grouped and queries expand them).
+    """
 
     modules: dict[str, Module]
-    links: list[StageLink]
+    links: Sequence[StageLink]
     exact: dict[str, ExactReport] = field(default_factory=dict)
     _adj: dict = field(default_factory=dict, repr=False)
     _ops: dict = field(default_factory=dict, repr=False)
     _graph: dict = field(default_factory=dict, repr=False)
+    _groups: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        if isinstance(self.links, LinkList):
+            explicit: Iterable[StageLink] = self.links.explicit()
+            groups = [g for g in self.links.groups() if len(g)]
+        else:
+            explicit, groups = self.links, []
         adj: dict[tuple[str, int], dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
-        for lk in self.links:
+        # A dict, not a set: stages of one rank (the _ttgirloc ones) keep the order the
+        # links list them in, whatever the string hash seed.
+        pairs: dict[tuple[str, str], None] = {}
+        for lk in explicit:
             adj[(lk.src_stage, lk.src_line)][lk.dst_stage].append((lk.dst_line, lk.kind))
             adj[(lk.dst_stage, lk.dst_line)][lk.src_stage].append((lk.src_line, lk.kind))
+            pairs[(lk.src_stage, lk.dst_stage)] = None
         self._adj = adj
+        # (from stage, to stage) -> [(group, forward?)]: read after the explicit links of
+        # that pair, which is where build_links puts them in the flat list.
+        by_pair: dict[tuple[str, str], list[tuple[LocationGroup, bool]]] = defaultdict(list)
+        for g in groups:
+            by_pair[(g.src_stage, g.dst_stage)].append((g, True))
+            by_pair[(g.dst_stage, g.src_stage)].append((g, False))
+            pairs[(g.src_stage, g.dst_stage)] = None
+        self._groups = dict(by_pair)
         self._ops = {s: {u.line: u for u in units(m)} for s, m in self.modules.items()}
-        pairs = {(lk.src_stage, lk.dst_stage) for lk in self.links}
         graph: dict[str, list[str]] = defaultdict(list)
         for a, b in sorted(pairs, key=lambda p: (_rank(p[0]), _rank(p[1]))):
             graph[a].append(b)
@@ -335,6 +528,14 @@ class CaptureLinks:
         """The op (or function header) of ``stage`` that starts at ``line``."""
         return self._ops.get(stage, {}).get(line)
 
+    def neighbours(self, stage: str, line: int, other: str) -> list[tuple[int, str]]:
+        """``(line, kind)`` of every op of ``other`` linked directly to ``line`` of
+        ``stage`` (explicit links first, then location groups, as in ``links``)."""
+        out = list(self._adj.get((stage, line), {}).get(other, ()))
+        for g, forward in self._groups.get((stage, other), ()):
+            out.extend((o, g.kind) for o in g.linked(line, forward))
+        return out
+
     def follow(self, stage: str, line: int) -> dict[str, dict[int, str]]:
         """Per other stage: linked line -> kind (the strongest over the stage route)."""
         out: dict[str, dict[int, str]] = {}
@@ -347,9 +548,29 @@ class CaptureLinks:
             frontier = {line: "same-op"}
             for a, b in zip(path, path[1:]):
                 nxt: dict[int, str] = {}
+                groups = self._groups.get((a, b), ())
+                # Many frontier ops share a location key: a (group, key, kind, excluded?)
+                # already expanded adds nothing new, so it is expanded once.
+                done: set = set()
                 for ln, kind in frontier.items():
-                    for dl, k in self._adj.get((a, ln), {}).get(b, ()):
+                    for dl, k in self._adj.get((a, ln), _NONE).get(b, ()):
                         _keep(nxt, dl, _weaker(kind, k))
+                    for g, forward in groups:
+                        keys = (g.src_keys if forward else g.dst_keys).get(ln)
+                        if not keys:
+                            continue
+                        cut = ln in (g.src_exact if forward else g.dst_exact)
+                        excluded = (g.dst_exact if forward else g.src_exact) if cut else ()
+                        theirs = g.dst_lines if forward else g.src_lines
+                        k = _weaker(kind, g.kind)
+                        for key in keys:
+                            memo = (id(g), key, k, cut)
+                            if memo in done:
+                                continue
+                            done.add(memo)
+                            for dl in theirs[key]:
+                                if dl not in excluded:
+                                    _keep(nxt, dl, k)
                 frontier = nxt
             if frontier:
                 out[target] = frontier
@@ -392,10 +613,19 @@ class CaptureLinks:
     def counts(self) -> dict[str, int]:
         """Ops per stage that have at least one link (for reports and tests)."""
         seen: dict[str, set[int]] = defaultdict(set)
-        for lk in self.links:
+        explicit = self.links.explicit() if isinstance(self.links, LinkList) else self.links
+        for lk in explicit:
             seen[lk.src_stage].add(lk.src_line)
             seen[lk.dst_stage].add(lk.dst_line)
+        for g in self.links.groups() if isinstance(self.links, LinkList) else ():
+            src, dst = g.linked_lines()
+            if src:
+                seen[g.src_stage] |= src
+                seen[g.dst_stage] |= dst
         return {s: len(seen[s]) for s in self.modules if s in seen}
+
+
+_NONE: dict = {}
 
 
 def _rank(stage: str) -> int:
@@ -419,36 +649,42 @@ def build_links(modules: Mapping[str, Module]) -> CaptureLinks:
     With ``llir_ttgirloc``/``ptx_ttgirloc`` present, TTGIR -> LLIR and TTGIR -> PTX are
     exact (plus the ``_ttgirloc`` stages themselves) and LLIR <-> PTX pairs instructions
     that came from one TTGIR op; instructions without an exact link keep location links.
+    Location links stay grouped (:class:`LocationGroup`) in the returned ``links``
+    (a :class:`LinkList`); queries expand only what they reach.
     """
     m = dict(modules)
-    links: list[StageLink] = []
+    parts: list[Sequence[StageLink] | LocationGroup] = []
     exact: dict[str, ExactReport] = {}
     if "ttir" in m and "ttgir" in m:
-        links += link_ttir_ttgir(m["ttir"], m["ttgir"])
+        parts.append(link_ttir_ttgir(m["ttir"], m["ttgir"]))
     op_ttgir: dict[str, dict[int, set[int]]] = {}  # stage -> line -> TTGIR op lines
     if "ttgir" in m:
         for stage, loc_stage in EXACT_STAGES.items():
             if loc_stage not in m:
                 continue
             own, moved, exact[stage] = link_exact(stage, m["ttgir"], m.get(stage), m[loc_stage])
-            links += own + moved
+            parts.append(own + moved)
             per: dict[int, set[int]] = defaultdict(set)
             for lk in moved:
                 per[lk.dst_line].add(lk.src_line)
             if moved:
                 op_ttgir[stage] = per
     chain = [s for s in PIPELINE[1:] if s in m]
+    indexes: dict = {}
     for a, b in zip(chain, chain[1:]):
-        loc = link_by_location(a, m[a], b, m[b])
         ea, eb = op_ttgir.get(a), op_ttgir.get(b)
+        # A pair's explicit links go before its location group: CaptureLinks reads
+        # neighbours in that order, as the flat list has them.
         if a == "ttgir" and eb is not None:
-            links += [lk for lk in loc if lk.dst_line not in eb]
+            # Exactly linked instructions drop their TTGIR location links.
+            parts.append(location_group(a, m[a], b, m[b], drop_dst=eb, _indexes=indexes))
         elif ea is not None and eb is not None:
-            links += _shared_ttgir_links(a, ea, b, eb)
-            links += [lk for lk in loc if lk.src_line not in ea or lk.dst_line not in eb]
+            parts.append(_shared_ttgir_links(a, ea, b, eb))
+            parts.append(location_group(a, m[a], b, m[b], src_exact=ea, dst_exact=eb,
+                                        _indexes=indexes))
         else:
-            links += loc
-    return CaptureLinks(m, links, exact)
+            parts.append(location_group(a, m[a], b, m[b], _indexes=indexes))
+    return CaptureLinks(m, LinkList(parts), exact)
 
 
 def _shared_ttgir_links(a: str, ea: dict[int, set[int]], b: str, eb: dict[int, set[int]]) -> list[StageLink]:
