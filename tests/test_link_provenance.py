@@ -134,6 +134,9 @@ def test_passes_json_fields(vector_add_passes):
             assert key in p
         assert isinstance(p["changed"], bool) and isinstance(p["ops_by_dialect"], dict)
     assert {p["stage"] for p in vector_add_passes} >= {"ttir", "ttgir", "llir"}
+    # MLIR's pass timing names most passes (not repeats of nested ones, not LLVM passes)
+    timed = [p for p in vector_add_passes if p["seconds"] is not None]
+    assert len(timed) > len(vector_add_passes) / 2 and all(p["seconds"] >= 0 for p in timed)
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ import json
 import os
 
 from irscope.capture.passdump import split_pass_dump
+from irscope.capture.timing import assign_times, parse_timing_reports
 from irscope.capture.model import CapturedKernel, PassRecord
 from irscope.capture.tools import Resources, amdgcn_resources, resources_from_binary, sass_with_lines
 
@@ -84,10 +85,17 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
             logs.append(dump[covered:start].decode("utf-8", "replace"))
         covered = max(covered, end)
         dumped = split_pass_dump(dump[start:end].decode("utf-8", "replace"))
-        if dumped.other:
-            logs.append("".join(text + "\n" for _, text in dumped.other))
-        for snap in dumped:
-            passes.append(_pass_record(len(passes), st["stage"], snap))
+        stray = "".join(text + "\n" for _, text in dumped.other)
+        if stray:
+            logs.append(stray)
+        stage_passes = [_pass_record(len(passes) + i, st["stage"], snap) for i, snap in enumerate(dumped)]
+        mlir = [p for p in stage_passes if p.kind == "mlir"]
+        for report in parse_timing_reports(stray):
+            nested = [p.anchor not in ("builtin.module", "") for p in mlir]
+            for p, secs in zip(mlir, assign_times([p.name for p in mlir], report, nested)):
+                if secs is not None and p.seconds is None:
+                    p.seconds = secs
+        passes.extend(stage_passes)
     if covered < len(dump):
         logs.append(dump[covered:].decode("utf-8", "replace"))
 

@@ -30,6 +30,7 @@ class PassRecord:
     anchor: str
     anchor_name: str
     text: str
+    seconds: float | None = None  # from MLIR's timing report, when it names this pass
 
 
 @dataclass(slots=True)

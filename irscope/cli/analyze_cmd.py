@@ -47,13 +47,18 @@ def capture_pass_changes(bundle: Bundle, capture_id: int) -> list[PassChange]:
     return pass_changes(inputs, finals)
 
 
+def _ms(secs: float | None) -> str:
+    return "" if secs is None else f"{secs * 1000:.1f} ms"
+
+
 def _passes(bundle: Bundle, args) -> int:
     row = select_capture(bundle, args.kernel, args.target, args.variant)
     if not row.passes:
         raise IrscopeError(f"{row.kernel} [{row.variant}] {row.target} has no per-pass snapshots")
     changes = capture_pass_changes(bundle, row.id)
+    seconds = [r.seconds for r in bundle.passes(row.id)]  # same order as changes
     if args.json:
-        print(json.dumps([c.to_json() for c in changes], indent=2))
+        print(json.dumps([c.to_json() | {"seconds": s} for c, s in zip(changes, seconds)], indent=2))
         return 0
     info = bundle.capture_info(row.id)
     stage_seconds = info.get("stage_seconds") or {}
@@ -62,10 +67,10 @@ def _passes(bundle: Bundle, args) -> int:
     t = Table(header_style="bold", title=f"{row.kernel} [{row.variant}] {row.target}: {len(changes)} passes")
     for col, just in (("#", "right"), ("stage", "left"), ("pass", "left"), ("argument", "left"),
                       ("changed", "left"), ("+add", "right"), ("-rm", "right"), ("~mod", "right"),
-                      ("ops", "right"), ("top dialects", "left")):
+                      ("ops", "right"), ("time", "right"), ("top dialects", "left")):
         t.add_column(col, justify=just)
     prev_stage = None
-    for c in changes:
+    for c, secs in zip(changes, seconds):
         if prev_stage is not None and c.stage != prev_stage:
             t.add_section()
         prev_stage = c.stage
@@ -79,7 +84,7 @@ def _passes(bundle: Bundle, args) -> int:
         name = ("  ↳ " if c.internal else "") + c.name
         t.add_row(str(c.index), c.stage, name, c.argument, status,
                   _num(c.added, "green", c), _num(c.removed, "red", c), _num(c.modified, "cyan", c),
-                  str(c.ops_after) if c.after_known else "", dialects)
+                  str(c.ops_after) if c.after_known else "", _ms(secs), dialects)
     console = stdout_console()
     console.print(t)
     for stage in dict.fromkeys(c.stage for c in changes):
@@ -88,7 +93,8 @@ def _passes(bundle: Bundle, args) -> int:
         secs = stage_seconds.get(stage)
         time_txt = f", {secs:.3f} s for the stage" if isinstance(secs, (int, float)) else ""
         console.print(f"{stage}: {len(of)} passes, {n_changed} changed the IR{time_txt}", highlight=False)
-    console.print("Per-pass times are not recorded; '?' = result not comparable (kept only as LLVM IR).",
+    console.print("time: MLIR's pass timing (empty where the report does not name the pass, e.g. the 2nd..nth "
+                  "run of a nested pass, and for LLVM passes); '?' = result not comparable (kept only as LLVM IR).",
                   style="dim", highlight=False)
     return 0
 

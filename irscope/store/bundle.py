@@ -71,7 +71,7 @@ CREATE TABLE passes (
     capture_id INTEGER NOT NULL REFERENCES captures(id),
     seq INTEGER NOT NULL, stage TEXT NOT NULL, kind TEXT NOT NULL, "when" TEXT NOT NULL,
     name TEXT NOT NULL, argument TEXT, options TEXT, anchor TEXT, anchor_name TEXT,
-    blob INTEGER NOT NULL REFERENCES blobs(id), size INTEGER NOT NULL,
+    blob INTEGER NOT NULL REFERENCES blobs(id), size INTEGER NOT NULL, seconds REAL,
     PRIMARY KEY (capture_id, seq)
 ) WITHOUT ROWID;
 """
@@ -128,6 +128,7 @@ class PassRow:
     anchor_name: str
     blob: int
     size: int
+    seconds: float | None = None
 
 
 def is_bundle(path: str) -> bool:
@@ -256,9 +257,9 @@ class Bundle:
             items = [p.text for p in k.passes] + list(k.stages.values())
             keys = self.blobs.put_many(items, run_id)
             self.conn.executemany(
-                "INSERT INTO passes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO passes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(cid, p.seq, p.stage, p.kind, p.when, p.name, p.argument, p.options, p.anchor, p.anchor_name, key,
-                  len(p.text.encode())) for p, key in zip(k.passes, keys)],
+                  len(p.text.encode()), p.seconds) for p, key in zip(k.passes, keys)],
             )
             self.conn.executemany(
                 "INSERT INTO stages VALUES (?,?,?,?)",
@@ -348,7 +349,7 @@ class Bundle:
     def passes(self, capture_id: int) -> list[PassRow]:
         """The per-pass snapshots of a capture, in order (texts not loaded)."""
         rows = self.conn.execute(
-            'SELECT seq, stage, kind, "when", name, argument, options, anchor, anchor_name, blob, size'
+            'SELECT seq, stage, kind, "when", name, argument, options, anchor, anchor_name, blob, size, seconds'
             " FROM passes WHERE capture_id=? ORDER BY seq",
             (capture_id,),
         ).fetchall()

@@ -1,0 +1,87 @@
+"""MLIR's pass timing reports (``MLIR_ENABLE_TIMING=1``), matched to pass snapshots.
+
+Each pass manager run (one per stage) prints, when it ends::
+
+    ===-------------------------------------------------------------------------===
+                             ... Execution time report ...
+    ===-------------------------------------------------------------------------===
+      Total Execution Time: 0.0044 seconds
+
+      ----Wall Time----  ----Name----
+        0.0006 ( 14.1%)  ConvertTritonToTritonGPU
+        0.0001 (  3.2%)  'any' Pipeline
+        0.0001 (  1.7%)    Canonicalizer
+        0.0000 (  0.0%)    (A) DominanceInfo
+        ...
+        0.0044 (100.0%)  Total
+
+Passes appear in execution order, nested ones indented; analyses are marked
+``(A)``. Passes nested in a pipeline that ran on several functions are one line
+with their summed time, while the dump has one snapshot per function: that
+time goes to the first of those snapshots.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+# "    0.0006 ( 14.1%)  ConvertTritonToTritonGPU"   (wall time only)
+# "    0.0006 ( 14.1%)    0.0006 ( 14.1%)  Name"     (user+wall columns on some builds: last number wins)
+_ENTRY = re.compile(r"^\s+(?:\d+\.\d+\s+\(\s*[\d.]+%\)\s+)*(?P<secs>\d+\.\d+)\s+\(\s*[\d.]+%\)\s{2,}(?P<name>\S.*?)\s*$")
+_REPORT = "... Execution time report ..."
+LOOKAHEAD = 4
+
+
+def parse_timing_reports(text: str) -> list[list[tuple[str, float]]]:
+    """Every timing report in ``text``: a list of (pass name, seconds) in run order,
+    without analyses, pipeline adaptors, ``Rest`` and ``Total``."""
+    reports: list[list[tuple[str, float]]] = []
+    current: list[tuple[str, float]] | None = None
+    for line in text.splitlines():
+        if _REPORT in line:
+            current = []
+            reports.append(current)
+            continue
+        if current is None:
+            continue
+        m = _ENTRY.match(line)
+        if not m:
+            continue
+        name = m["name"]
+        if name == "Total":
+            current = None
+            continue
+        if name.startswith("(A)") or name.endswith(" Pipeline") or name == "Rest":
+            continue
+        current.append((name, float(m["secs"])))
+    return reports
+
+
+def assign_times(pass_names: Sequence[str], report: Sequence[tuple[str, float]],
+                 nested: Sequence[bool] | None = None) -> list[float | None]:
+    """Seconds for each snapshot of one stage, by matching names in order.
+
+    Forward-only: a timing entry goes to the next snapshot with that pass name
+    within a few places; an entry with no such snapshot nearby (a nested pass
+    the dump names differently, or printed once for several functions) is
+    skipped rather than allowed to jump ahead and misplace all that follow.
+    Snapshots no entry reaches stay ``None``. ``nested`` marks snapshots of
+    passes run on a function inside another pass (one dump per function, one
+    timing line for all): they do not count towards the look-ahead.
+    """
+    nested = nested or [False] * len(pass_names)
+    out: list[float | None] = [None] * len(pass_names)
+    cursor = 0
+    for name, secs in report:
+        seen = 0
+        for i in range(cursor, len(pass_names)):
+            if pass_names[i] == name:
+                out[i] = secs
+                cursor = i + 1
+                break
+            if not nested[i]:
+                seen += 1
+                if seen >= LOOKAHEAD:
+                    break
+    return out
