@@ -19,7 +19,9 @@ from irscope.capture.model import CapturedKernel, RunInfo
 from irscope.errors import IrscopeError
 from irscope.store.blobs import BlobStore
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# v2: passes.seconds, packs.run_id (v1 bundles are read as they are, and
+# upgraded in place when a capture is added to them).
 APPLICATION_ID = 0x69725343  # 'irSC': marks the file as an irscope bundle
 
 SCHEMA = """
@@ -148,6 +150,8 @@ class Bundle:
         self.path = path
         self.conn = conn
         self.blobs = BlobStore(conn)
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(passes)")}
+        self._pass_seconds = "seconds" if "seconds" in columns else "NULL"  # schema v1 had none
 
     # -- opening -----------------------------------------------------------
     @classmethod
@@ -180,7 +184,23 @@ class Bundle:
             raise IrscopeError(f"{path}: unreadable bundle ({exc})") from None
         if version > SCHEMA_VERSION:
             raise IrscopeError(f"{path}: bundle schema {version} is newer than this irscope reads ({SCHEMA_VERSION})")
+        if version < SCHEMA_VERSION and create:
+            cls._upgrade(conn, version)
         return cls(path, conn)
+
+    @staticmethod
+    def _upgrade(conn: sqlite3.Connection, version: int) -> None:
+        """Bring an older bundle up to this schema before writing to it (one transaction)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if version < 2:
+                conn.execute("ALTER TABLE passes ADD COLUMN seconds REAL")
+                conn.execute("ALTER TABLE packs ADD COLUMN run_id INTEGER REFERENCES runs(id)")
+            conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     @staticmethod
     def _init_schema(conn: sqlite3.Connection) -> None:
@@ -349,8 +369,8 @@ class Bundle:
     def passes(self, capture_id: int) -> list[PassRow]:
         """The per-pass snapshots of a capture, in order (texts not loaded)."""
         rows = self.conn.execute(
-            'SELECT seq, stage, kind, "when", name, argument, options, anchor, anchor_name, blob, size, seconds'
-            " FROM passes WHERE capture_id=? ORDER BY seq",
+            'SELECT seq, stage, kind, "when", name, argument, options, anchor, anchor_name, blob, size,'
+            f" {self._pass_seconds} FROM passes WHERE capture_id=? ORDER BY seq",
             (capture_id,),
         ).fetchall()
         return [PassRow(*r) for r in rows]
