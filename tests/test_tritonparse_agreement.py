@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT, SAMPLES
 
-pytest.importorskip("tritonparse")
+import tritonparse  # noqa: E402,F401  (a test dependency: fail, never skip, when it is missing)
 sys.path.insert(0, str(ROOT / "scripts"))
 import tritonparse_compare as tc  # noqa: E402
 
