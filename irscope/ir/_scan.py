@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+# A label line, shared by the PTX and SASS parsers:
+# $L__BB0_1:   /   .text.helper_kernel:   /   .L_x_0:
+LABEL_RE = re.compile(r"([\w$.]+):\s*(?://.*)?$")
+
 # Tokens that matter for nesting; a string literal is one token so brackets inside
 # it do not count, and '->' is one token so its '>' does not close a '<'.
 # e.g. tensor<64xf32, #ttg.slice<{dim = 1, parent = #mma}>> : "a{b" -> f32

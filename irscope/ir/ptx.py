@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ._guard import parser
+from ._scan import LABEL_RE as _LABEL_RE
 from ._scan import split_top
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, ParseCache, Value)
@@ -29,8 +30,6 @@ _LOC_RE = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:\s*,\s*function_name\s+[\
                      r"(?:\s*,\s*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?\s*(?://\s*(.*))?$")
 # .file	1 "/abs/k.py"   /   .file 1 "/abs" "k.py"
 _FILE_RE = re.compile(r'\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"(?:\s+"((?:[^"\\]|\\.)*)")?')
-# $L__BB0_1:   /   $L__func_begin0:
-_LABEL_RE = re.compile(r"([\w$.]+):\s*(?://.*)?$")
 # @%p1 ld.global.b32 { %r1 }, [ %rd1 + 0 ];   /   ret;
 _INSTR_RE = re.compile(r"(@!?%?[\w]+\s+)?([a-z_][\w.:]*)(?:\s+(.*?))?\s*(;)?\s*(?://.*)?$")
 # standard.py:263:15 @[ kernels.py:67:19 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ._guard import parser
+from ._scan import LABEL_RE as _LABEL_RE
 from ._scan import split_top
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, ParseCache)
@@ -26,8 +27,6 @@ _ENCODING_RE = re.compile(r"/\*\s*0x[0-9a-fA-F]+\s*\*/\s*$")
 _LOC_RE = re.compile(r'//## File "((?:[^"\\]|\\.)*)", line (\d+)((?: inlined at "(?:[^"\\]|\\.)*",'
                      r' line \d+)*)\s*$')
 _INLINED_RE = re.compile(r'inlined at "((?:[^"\\]|\\.)*)", line (\d+)')
-# .text.helper_kernel:   /   .L_x_0:   /   helper_kernel:
-_LABEL_RE = re.compile(r"([\w$.]+):\s*(?://.*)?$")
 # .section	.text.helper_kernel,"ax",@progbits
 _SECTION_RE = re.compile(r"\.section\s+([^\s,]+)")
 
