@@ -260,3 +260,13 @@ def test_exact_links_second_compile(tmp_path):
     assert locs and all(1 <= n <= ttgir_lines for n in locs)
     # the normal stages keep their Python locations
     assert "vector_add.py" in irscope("cat", out, "add_kernel", "--stage", "ptx", check=True).stdout
+
+
+def test_amd_target(tmp_path):
+    out = tmp_path / "amd.irscope"
+    p = irscope("run", SAMPLES / "vector_add.py", "--target", "gfx942", "-o", out)
+    assert "AMD target" in p.stderr  # what is missing is said, not silently absent
+    (c,) = ls_json(out)
+    assert c["target"] == "gfx942" and {"ttir", "ttgir", "llir", "amdgcn", "hsaco"} <= set(c["stages"])
+    assert "sass" not in c["stages"] and c["registers"] and c["resource_source"] == "amdgcn metadata"
+    assert any("AMD" in n for n in c["notes"])

@@ -145,6 +145,8 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
         print(json.dumps([r.to_json() for r in rows], indent=2))
     elif rows:
         stdout_console().print(capture_table(rows))
+    for note in dict.fromkeys(n for r in rows for n in r.notes):
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
     if output_exists:
         size = os.path.getsize(output)
         console.print(f"bundle: {output} ({human_bytes(size)}, {len(rows)} capture(s) added)")

@@ -109,10 +109,11 @@ class CaptureRow:
     error: str | None
     failed_stage: str | None
     failed_pass: str | None
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         """The ``irscope ls --json`` object."""
-        return asdict(self) | {"stages": list(self.stages)}
+        return asdict(self) | {"stages": list(self.stages), "notes": list(self.notes)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +311,7 @@ class Bundle:
             " (SELECT group_concat(stage, ',') FROM stages s WHERE s.capture_id=c.id),"
             " (SELECT count(*) FROM passes p WHERE p.capture_id=c.id), c.raw_bytes, r.complete, c.mode,"
             " c.registers, c.spill_stores, c.spill_loads, c.shared, c.local, c.stack, c.resource_source,"
-            " c.compile_seconds, c.error, c.failed_stage, c.failed_pass"
+            " c.compile_seconds, c.error, c.failed_stage, c.failed_pass, c.notes"
             " FROM captures c JOIN kernels k ON k.id=c.kernel_id JOIN runs r ON r.id=c.run_id"
         )
         args: tuple = ()
@@ -323,6 +324,7 @@ class Bundle:
             row = list(row)
             row[10] = tuple(sorted((row[10] or "").split(","), key=_stage_rank)) if row[10] else ()
             row[13] = bool(row[13])
+            row[26] = tuple(json.loads(row[26])) if row[26] else ()
             out.append(CaptureRow(*row))
         return out
 
