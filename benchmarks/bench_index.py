@@ -111,7 +111,10 @@ def index_all(caps: list[dict]) -> list:
     cache = ParseCache()
     out = []
     for c in caps:
-        parsed: dict[tuple, object] = {}   # (parser, text id) -> Module
+        # Texts already indexed. Modules are not kept once summarised: the real path
+        # (irscope passes -> provenance.ProvenanceCache) keeps only the summaries.
+        parsed: set[tuple] = set()
+        own_metadata: dict[tuple, dict] = {}  # LLVM dumps that carry their own !dbg metadata
         prov = ProvenanceCache()
         prov.parse_cache = cache
         metadata = None
@@ -119,18 +122,21 @@ def index_all(caps: list[dict]) -> list:
             t = p.text
             if p.kind == "mlir":
                 key = ("mlir", id(t))
-                mod = parsed.get(key)
-                if mod is None:
-                    mod = parsed[key] = parse_stage("mlir", t, cache)
+                if key not in parsed:
+                    parsed.add(key)
+                    mod = parse_stage("mlir", t, cache)
                     prov.summaries[("mlir", prov.key(t))] = summarise_module_ops(mod.ops())
             else:
                 key = ("llir", id(t))
-                mod = parsed.get(key)
-                if mod is None:
-                    mod = parsed[key] = parse_llvm(t, "llvm", cache, metadata)
+                if key not in parsed:
+                    parsed.add(key)
+                    mod = parse_llvm(t, "llvm", cache, metadata)
                     prov.summaries[("llir", prov.key(t))] = summarise_module_ops(mod.ops())
-                if any(k.startswith("!") for k in mod.loc_aliases):
-                    metadata = mod.loc_aliases
+                    if any(k.startswith("!") for k in mod.loc_aliases):
+                        own_metadata[key] = mod.loc_aliases
+                if key in own_metadata:  # the latest module-level dump's metadata, as before
+                    metadata = own_metadata[key]
+            mod = None
         modules = {}
         for stage, t in c["stages"].items():
             mod = parse_stage(PARSE_AS[stage], t, cache)
