@@ -195,3 +195,23 @@ def test_show_line_maps_every_stage(vector_add_bundle):
     empty = json.loads(irscope("show", vector_add_bundle, "--line", 16, "--json", check=True).stdout)
     assert not any(empty["stages"].values())
     assert "ttir: " in irscope("show", vector_add_bundle, "--line", 25, check=True).stdout
+
+
+@pytest.mark.slow
+def test_origins_of_every_final_op(vector_add_bundle, vector_add_passes):
+    data = json.loads(irscope("passes", vector_add_bundle, "add_kernel", "--origins", "--json", check=True).stdout)
+    stage_of = {p["index"]: p["stage"] for p in vector_add_passes}
+    ttgir = data["stages"]["ttgir"]
+    loads = [op for op in ttgir["ops"] if op["name"] == "tt.load"]
+    assert len(loads) == 2 and all(op["introduced_by"] for op in loads)
+    # the TTGIR stage rewrote every typed op with a layout: they come from its passes
+    makers = {op["introduced_by"]["argument"] for op in ttgir["ops"] if op["introduced_by"]}
+    assert "convert-triton-to-tritongpu" in makers
+    for stage, d in data["stages"].items():
+        for op in d["ops"]:
+            if op["introduced_by"]:
+                assert stage_of[op["introduced_by"]["index"]] == stage
+        for e in d["erased"]:
+            assert stage_of[e["erased_by"]["index"]] == stage
+    # the TTIR canonicalizer folds away the frontend's bounds arithmetic
+    assert any(e["erased_by"]["argument"] == "canonicalize" for e in data["stages"]["ttir"]["erased"])

@@ -47,6 +47,55 @@ def capture_pass_changes(bundle: Bundle, capture_id: int) -> list[PassChange]:
     return pass_changes(inputs, finals)
 
 
+# Stages whose final text is the IR their passes print (llir's final text is LLVM
+# IR while its passes print MLIR, so its ops cannot be traced back to them).
+_ORIGIN_STAGES = ("ttir", "ttgir")
+
+
+def _origins(bundle: Bundle, row, changes: list[PassChange], as_json: bool) -> int:
+    """``passes --origins``: every op of the final TTIR/TTGIR with the pass that made it."""
+    from irscope.ir import parse_stage
+    from irscope.link.provenance import normalise_op_text, op_origins
+
+    def pass_ref(index):
+        if index is None:
+            return None
+        c = changes[index]
+        return {"index": c.index, "name": c.name, "argument": c.argument}
+
+    out: dict[str, dict] = {}
+    for stage in _ORIGIN_STAGES:
+        if stage not in row.stages:
+            continue
+        introduced, erased = op_origins(changes, stage)
+        ops = []
+        for op in parse_stage(stage, bundle.stage_text(row.id, stage)).ops():
+            origin = introduced.get((op.name, normalise_op_text(op.text)))
+            ops.append({"line": op.line, "name": op.name, "text": op.text.strip(),
+                        "introduced_by": pass_ref(origin.pass_index) if origin else None})
+        out[stage] = {"ops": ops, "erased": [{"name": o.form[0], "form": o.form[1], "erased_by": pass_ref(o.pass_index)}
+                                             for o in erased]}
+    if as_json:
+        print(json.dumps({"kernel": row.kernel, "variant": row.variant, "target": row.target, "stages": out}, indent=2))
+        return 0
+    console = stdout_console()
+    for stage, data in out.items():
+        t = Table(header_style="bold", title=f"{row.kernel} [{row.variant}] {row.target}: final {stage}, op by op")
+        for col in ("line", "op", "made by pass"):
+            t.add_column(col)
+        for op in data["ops"]:
+            by = op["introduced_by"]
+            t.add_row(str(op["line"]), op["text"][:110],
+                      f"#{by['index']} {by['name']}" if by else Text("(input of the stage)", style="dim"))
+        console.print(t)
+        if data["erased"]:
+            console.print(f"erased during {stage}:", style="bold")
+            for e in data["erased"]:
+                console.print(f"  {e['name']}: {e['form'][:100]}  <- #{e['erased_by']['index']} {e['erased_by']['name']}",
+                              highlight=False, markup=False)
+    return 0
+
+
 def _ms(secs: float | None) -> str:
     return "" if secs is None else f"{secs * 1000:.1f} ms"
 
@@ -56,6 +105,8 @@ def _passes(bundle: Bundle, args) -> int:
     if not row.passes:
         raise IrscopeError(f"{row.kernel} [{row.variant}] {row.target} has no per-pass snapshots")
     changes = capture_pass_changes(bundle, row.id)
+    if args.origins:
+        return _origins(bundle, row, changes, args.json)
     seconds = [r.seconds for r in bundle.passes(row.id)]  # same order as changes
     if args.json:
         print(json.dumps([c.to_json() | {"seconds": s} for c, s in zip(changes, seconds)], indent=2))

@@ -75,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     ps = sub.add_parser("passes", help="what each compiler pass changed (op counts per pass)")
     selection(ps)
     ps.add_argument("--json", action="store_true", help="a JSON list, one object per pass")
+    ps.add_argument("--origins", action="store_true",
+                    help="instead: each op of the final TTIR/TTGIR with the pass that made it, and the ops passes erased")
 
     sh = sub.add_parser("show", help="the ops of every stage that come from one Python line")
     selection(sh, kernel_optional=True)

@@ -429,3 +429,48 @@ def stage_origins(passes: Sequence[PassInput], changes: Sequence[PassChange]) ->
         erased = {n: last_erased[n] for n in sorted(seen - current) if n in last_erased}
         result[stage_name] = StageOrigins(stage_name, introduced, erased, first_seen)
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class OpOrigin:
+    """The pass that made one op of a stage's final IR (or erased one seen earlier).
+
+    Ops are identified by their normalised form ``(op name, normalised text)``:
+    two ops that print the same up to SSA names and locations are the same form,
+    and no pass can tell them apart either.
+    """
+
+    form: tuple[str, str]
+    """``(op name, normalised text)``."""
+    pass_index: int | None
+    """Index of the pass (in the capture's snapshot order) after which the form
+    last appeared from nothing (introduced) or last vanished (erased); None when
+    an op of the final IR was already in the stage's input."""
+
+
+def op_origins(changes: Sequence[PassChange], stage: str) -> tuple[dict[tuple[str, str], OpOrigin], list[OpOrigin]]:
+    """Per op form of ``stage``'s final IR, the pass that introduced it; and the forms
+    seen during the stage but absent at its end, each with the pass that erased it.
+
+    Walks the stage's non-internal passes whose result is known, in order. A form
+    is introduced by the last pass after which it went from absent to present (an
+    op rebuilt by a later pass is that later pass's), erased by the last pass after
+    which it went from present to absent.
+    """
+    steps = [c for c in changes if c.stage == stage and not c.internal and c.after_known and c.after_summary is not None]
+    if not steps:
+        return {}, []
+    start = steps[0].before_summary
+    present: set = {k for k, n in start.ops.items() if n} if start is not None else set()
+    appeared: dict = {}
+    vanished: dict = {}
+    for c in steps:
+        after = {k for k, n in c.after_summary.ops.items() if n}
+        for k in after - present:
+            appeared[k] = c.index
+        for k in present - after:
+            vanished[k] = c.index
+        present = after
+    introduced = {k: OpOrigin(k, appeared.get(k)) for k in present}
+    erased = [OpOrigin(k, i) for k, i in vanished.items() if k not in present]
+    return introduced, sorted(erased, key=lambda o: (o.pass_index, o.form))
