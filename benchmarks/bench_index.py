@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import hashlib
 import io
 import json
 import os
@@ -53,6 +52,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from procmem import reset_peak, status_mb  # noqa: E402  (a sibling module in benchmarks/)
+
 MB = 1e6
 FINAL = ("ttir", "ttgir", "llir", "ptx")
 PARSE_AS = {"source": "ttir", "ttir": "ttir", "ttgir": "ttgir", "llir": "llir", "ptx": "ptx",
@@ -60,6 +61,7 @@ PARSE_AS = {"source": "ttir", "ttir": "ttir", "ttgir": "ttgir", "llir": "llir", 
 
 
 # ------------------------------------------------------------------ loading (untimed)
+
 
 def load_bundle(path: str) -> list[dict]:
     """Per capture: its stage texts and its snapshots (as PassInput), texts shared."""
@@ -174,22 +176,8 @@ def tritonparse_finals(events: list[str]) -> list:
 
 # ------------------------------------------------------------------ one run (child)
 
-def _vm(field: str) -> float | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
 
 
-def _reset_peak() -> bool:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
 
 
 def child(bundle: str, trace_dir: str | None, what: str) -> dict:
@@ -205,13 +193,13 @@ def child(bundle: str, trace_dir: str | None, what: str) -> dict:
     gc.collect()
     res: dict = {}
     if what == "index":
-        rss0 = _vm("VmRSS")
-        reset = _reset_peak()
+        rss0 = status_mb("VmRSS")
+        reset = reset_peak()
         maxrss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         t0 = time.perf_counter()
         index_all(caps)
         res["seconds"] = time.perf_counter() - t0
-        hwm = _vm("VmHWM") if reset else None
+        hwm = status_mb("VmHWM") if reset else None
         maxrss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         res["rss_before_mb"] = rss0
         res["peak_rss_mb"] = hwm if hwm is not None else maxrss1

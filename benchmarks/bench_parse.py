@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from irscope.ir import (ParseCache, parse_snapshots, parse_stage,  # noqa: E402
                         split_pass_dump, stage_for_extension)
+from procmem import reset_peak, status_mb  # noqa: E402  (a sibling module in benchmarks/)
 
 FIXTURES = ROOT / "tests" / "data" / "ir"
 _DUMP_MARKERS = ("// -----// IR Dump", "*** IR Dump")
@@ -63,27 +64,12 @@ def _load(paths: list[Path]) -> list[tuple[str, str]]:
     return items
 
 
-def _status_mb(field: str) -> float | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
 
 
-def _reset_peak() -> None:
-    """Reset the kernel's peak-RSS mark (Linux), so reading the input file (whose
-    decoding briefly holds several copies) does not count as the parse's peak."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
 
 
 def _peak_mb() -> float:
-    hwm = _status_mb("VmHWM")
+    hwm = status_mb("VmHWM")
     return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -124,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rss_child:  # internal: one parse in a fresh process, report peak RSS
         items = _load(args.paths)
-        _reset_peak()
-        before = _status_mb("VmRSS") or _peak_mb()
+        reset_peak()
+        before = status_mb("VmRSS") or _peak_mb()
         result = _job(items)
         print(before, _peak_mb())
         del result

@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 
 from irscope.capture.tools import Resources
 
-# Stage names in pipeline order; a capture holds the ones its compile reached.
-STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco", "json", "log")
-TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
+# Stage names in pipeline order (how listings sort them); a capture holds the
+# ones its compile reached. The *_ttgirloc stages come from --exact-links.
+STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass",
+               "llir_ttgirloc", "ptx_ttgirloc", "sass_ttgirloc", "json", "log")
 
 
 @dataclass(slots=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 
-from rich.console import Console
 from rich.table import Table
 
 from irscope.cli.render import capture_table, human_bytes, stdout_console

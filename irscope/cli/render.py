@@ -9,8 +9,7 @@ from rich.table import Table
 
 from irscope.store.bundle import CaptureRow
 
-STAGE_ABBREV = {"source": "src", "ttir": "ttir", "ttgir": "ttgir", "llir": "llir", "ptx": "ptx", "cubin": "cubin",
-                "sass": "sass", "json": "json", "amdgcn": "amdgcn", "hsaco": "hsaco"}
+STAGE_ABBREV = {"source": "src"}  # the rest print as they are
 
 
 def human_bytes(n: int | None) -> str:

@@ -8,7 +8,7 @@ import functools
 from typing import Callable, TypeVar
 
 from irscope import robust
-from irscope.robust import never_raise, paused_gc  # noqa: F401  (re-exported for the parsers)
+from irscope.robust import paused_gc
 
 from .model import UNKNOWN_LOCATION, Module, Op
 

@@ -15,7 +15,7 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass
 
-from irscope.capture.model import CapturedKernel, RunInfo
+from irscope.capture.model import STAGE_ORDER, CapturedKernel, RunInfo
 from irscope.errors import IrscopeError
 from irscope.store.blobs import BlobStore
 
@@ -386,8 +386,7 @@ class Bundle:
         return self.blobs.stored_bytes()
 
 
-_STAGE_RANK = {s: i for i, s in enumerate(("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass",
-                                            "llir_ttgirloc", "ptx_ttgirloc", "sass_ttgirloc", "json", "log"))}
+_STAGE_RANK = {s: i for i, s in enumerate(STAGE_ORDER)}
 
 
 def _stage_rank(stage: str) -> int:
