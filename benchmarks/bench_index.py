@@ -103,55 +103,42 @@ def sizes(caps: list[dict]) -> dict:
 
 # ------------------------------------------------------------------ the timed work
 
-def index_all(caps: list[dict]) -> list:
-    """Parse + provenance + links of every capture (see module doc). Returns a small
-    summary per capture (the modules are dropped after each capture)."""
+def index_all(caps: list[dict], trees: bool = False) -> list:
+    """What irscope does to index a bundle (see module doc). Returns a small summary
+    per capture. ``trees``: also build the full op tree of every distinct snapshot
+    (what a view does for the one snapshot it shows), to measure that too."""
     from irscope.ir import ParseCache, parse_llvm, parse_stage
-    from irscope.link.provenance import ProvenanceCache, pass_changes, summarise_module_ops
+    from irscope.link.provenance import ProvenanceCache, pass_changes
     from irscope.link.stage_links import build_links
 
     cache = ParseCache()
     out = []
     for c in caps:
-        # Texts already indexed. Modules are not kept once summarised: the real path
-        # (irscope passes -> provenance.ProvenanceCache) keeps only the summaries.
-        parsed: set[tuple] = set()
-        own_metadata: dict[tuple, dict] = {}  # LLVM dumps that carry their own !dbg metadata
         prov = ProvenanceCache()
         prov.parse_cache = cache
-        metadata = None
-        for p in c["passes"]:
-            t = p.text
-            if p.kind == "mlir":
-                key = ("mlir", id(t))
-                if key not in parsed:
-                    parsed.add(key)
-                    mod = parse_stage("mlir", t, cache)
-                    prov.summaries[("mlir", prov.key(t))] = summarise_module_ops(mod.ops())
-            else:
-                key = ("llir", id(t))
-                if key not in parsed:
-                    parsed.add(key)
-                    mod = parse_llvm(t, "llvm", cache, metadata)
-                    prov.summaries[("llir", prov.key(t))] = summarise_module_ops(mod.ops())
+        if trees:
+            seen: set = set()
+            metadata = None
+            for p in c["passes"]:
+                if id(p.text) in seen:
+                    continue
+                seen.add(id(p.text))
+                if p.kind == "mlir":
+                    parse_stage("mlir", p.text, cache)
+                else:  # a function-level dump borrows the latest module-level metadata
+                    mod = parse_llvm(p.text, "llvm", cache, metadata)
                     if any(k.startswith("!") for k in mod.loc_aliases):
-                        own_metadata[key] = mod.loc_aliases
-                if key in own_metadata:  # the latest module-level dump's metadata, as before
-                    metadata = own_metadata[key]
-            mod = None
+                        metadata = mod.loc_aliases
+                    mod = None
+        changes = pass_changes(c["passes"], {s: c["stages"][s] for s in ("ttir", "ttgir", "llir")
+                                             if s in c["stages"]}, prov)
         modules = {}
         for stage, t in c["stages"].items():
             mod = parse_stage(PARSE_AS[stage], t, cache)
             if stage != "source":
                 modules[stage] = mod
-            if stage in ("ttir", "ttgir"):
-                prov.summaries.setdefault(("mlir", prov.key(t)), summarise_module_ops(mod.ops()))
-            elif stage == "llir":
-                prov.summaries.setdefault(("llir", prov.key(t)), summarise_module_ops(mod.ops()))
-        changes = pass_changes(c["passes"], {s: c["stages"][s] for s in ("ttir", "ttgir", "llir")
-                                             if s in c["stages"]}, prov)
         links = build_links(modules)
-        out.append((len(parsed), len(changes), len(links.links)))
+        out.append((len(changes), len(links.links)))
     return out
 
 
@@ -192,12 +179,12 @@ def child(bundle: str, trace_dir: str | None, what: str) -> dict:
     import gc
     gc.collect()
     res: dict = {}
-    if what == "index":
+    if what in ("index", "trees"):
         rss0 = status_mb("VmRSS")
         reset = reset_peak()
         maxrss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         t0 = time.perf_counter()
-        index_all(caps)
+        index_all(caps, trees=what == "trees")
         res["seconds"] = time.perf_counter() - t0
         hwm = status_mb("VmHWM") if reset else None
         maxrss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Iterable
 
 from ._guard import paused_gc
-from .llvm import parse_llvm
-from .mlir import parse_mlir
+from .forms import normalise_op_text, op_form
+from .llvm import op_forms_llvm, parse_llvm
+from .mlir import op_forms_mlir, parse_mlir
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, Op, ParseCache, Region, Value)
 from irscope.capture.passdump import (PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump,
@@ -23,7 +24,7 @@ from .stages import STAGES, StageInfo, stage_for_extension, stage_info
 __all__ = [
     "Block", "Frame", "Function", "Instruction", "Location", "Module", "Op", "ParseCache",
     "PassDump", "PassSnapshot", "Region", "STAGES", "StageInfo", "UNKNOWN_LOCATION", "Value",
-    "parse_llvm", "parse_mlir", "parse_ptx", "parse_sass", "parse_snapshot",
+    "normalise_op_text", "op_form", "op_forms", "parse_llvm", "parse_mlir", "parse_ptx", "parse_sass", "parse_snapshot",
     "parse_snapshots", "parse_stage", "split_llvm_pass_dump", "split_mlir_pass_dump",
     "split_pass_dump", "stage_for_extension", "stage_info",
 ]
@@ -33,6 +34,24 @@ def parse_stage(stage: str, text: str, cache: ParseCache | None = None) -> Modul
     """Parse ``text`` as ``stage`` (``ttir``, ``ttgir``, ``llir``, ``ptx``, ``sass``, or
     ``mlir`` for a pass snapshot). Raises ValueError only for an unknown stage name."""
     return stage_info(stage).parse(text, cache)
+
+
+@paused_gc
+def op_forms(stage: str, text: str, cache: ParseCache | None = None) -> list[tuple[str, str]]:
+    """``(op name, form)`` of every op that ``parse_stage(stage, text)`` gives, unknown
+    lines left out, in text order: the same answer, without building the op tree.
+
+    Summaries of whole snapshots (``irscope passes``, diffs of passes) need only
+    this; MLIR and LLVM IR take a fast path that classifies each line once per
+    template and never fills in names or resolves locations. Other stages are parsed.
+    """
+    family = stage_info(stage).family
+    if family == "mlir":
+        return op_forms_mlir(text, cache)
+    if family == "llvm":
+        return op_forms_llvm(text, cache)
+    return [(op.name, op_form(op)) for op in parse_stage(stage, text, cache).ops()
+            if op.name != "<unknown>" and op.name]
 
 
 def parse_snapshot(snap: PassSnapshot, cache: ParseCache | None = None,

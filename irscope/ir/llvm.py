@@ -16,6 +16,8 @@ import re
 
 from ._guard import parser
 from ._scan import matching, split_top
+from ._template import Templater
+from .forms import normalise_op_text
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, ParseCache, Value)
 
@@ -96,7 +98,8 @@ def _instr(s: str) -> tuple:
     if '"' in body:
         body = _STRING_RE.sub('""', body)
     values = _VALUE_RE.findall(body) if "@" in body else _LOCAL_RE.findall(body)
-    return (L_INSTR, opcode, results, tuple(values), ref, UNKNOWN_LOCATION, "llvm")
+    return (L_INSTR, opcode, results, tuple(values), ref, UNKNOWN_LOCATION, "llvm",
+            normalise_op_text(s))
 
 
 def _define(m: re.Match) -> tuple:
@@ -213,7 +216,7 @@ def classify_mir(raw: str) -> tuple:
     if '"' in rest:
         rest = _STRING_RE.sub('""', rest)
     values = _MIR_VALUE_RE.findall(rest) if "$" in rest else _MIR_VREG_RE.findall(rest)
-    return (L_INSTR, opcode, results, tuple(values), ref, where, "mir")
+    return (L_INSTR, opcode, results, tuple(values), ref, where, "mir", "")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -229,6 +232,61 @@ def _safe(fn, raw: str) -> tuple:
         return (L_UNKNOWN,)
 
 
+# Value names and metadata numbers: what renumbering changes between snapshots.
+_TEMPLATER = Templater(r"(%|!(?=\d+(?![-\w.$])))([-\w.$]+)", ("%", "!"),
+                       lambda raw: _safe(classify, raw))
+
+
+def _classify_new(raw: str, shapes: dict) -> tuple:
+    """Classify an LLVM IR line not seen before, through its template; metadata
+    definitions (``!7 = !DILocation(...)``) are unique and classified directly."""
+    if raw[:1] == "!":
+        return _safe(classify, raw)
+    try:
+        return _TEMPLATER.classify(raw, shapes)
+    except Exception:  # a template must never cost a line its parse
+        return _safe(classify, raw)
+
+
+def op_forms_llvm(text: str, cache: ParseCache | None = None) -> list[tuple[str, str]]:
+    """``(op name, form)`` of every op :func:`parse_llvm` would give, in text order,
+    without building the op tree or reading debug info (unknown lines left out)."""
+    memo = cache.llvm_forms if cache is not None else {}
+    mir_memo = cache.mir if cache is not None else {}
+    shapes = cache.llvm_shapes if cache is not None else {}
+    shape_of = _TEMPLATER.shape
+    out = []
+    add = out.append
+    in_fn = in_mir = False
+    for raw in text.split("\n"):
+        if in_mir:
+            t = mir_memo.get(raw)
+            if t is None:
+                t = mir_memo[raw] = _safe(classify_mir, raw)
+        else:
+            t = memo.get(raw)
+            if t is None:
+                t = _safe(classify, raw) if raw[:1] == "!" else shape_of(raw, shapes)
+                # keep what this needs: the kind, and for ops their name and form
+                t = memo[raw] = ((L_INSTR, t[1], t[7]) if t[0] == L_INSTR else
+                                 (L_DEFINE, t[5]) if t[0] == L_DEFINE else t[:1])
+        k = t[0]
+        if k == L_INSTR:
+            add((t[1], t[-1] or normalise_op_text(raw)))
+            in_fn = True
+        elif k == L_GLOBAL or k == L_DECLARE:
+            add(("global" if k == L_GLOBAL else "declare", normalise_op_text(raw)))
+        elif k == L_LABEL or k == L_MIR_BLOCK:
+            in_fn = True
+        elif k == L_DEFINE:
+            in_fn = t[1]
+        elif k == L_MIR_FUNC:
+            in_fn = in_mir = True
+        elif (k == L_CLOSE or k == L_MIR_END) and in_fn:
+            in_fn = in_mir = False
+    return out
+
+
 @parser("llir")
 def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                metadata: dict[str, str] | None = None) -> Module:
@@ -239,6 +297,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     """
     ir_memo = cache.llvm if cache is not None else {}
     mir_memo = cache.mir if cache is not None else {}
+    shapes = cache.llvm_shapes if cache is not None else {}
     memo, classifier = ir_memo, classify  # switched while inside an MIR function
     mod = Module(stage)
     all_ops, unknown, meta = mod.all_ops, mod.unknown, mod.loc_aliases
@@ -254,7 +313,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     for lineno, raw in enumerate(text.split("\n"), 1):
         t = memo.get(raw)
         if t is None:
-            t = _safe(classifier, raw)
+            t = _classify_new(raw, shapes) if classifier is classify else _safe(classifier, raw)
             memo[raw] = t
         k = t[0]
         if k <= L_COMMENT:
@@ -268,7 +327,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                 fn.blocks.append(block)
                 block_add = block.ops.append
             op = new_instr(t[1], t[6], t[2], t[3], "", "", t[5], lineno, raw, (), fn, t[4],
-                           lineno)
+                           lineno, t[7])
             block_add(op)
             add_op(op)
         elif k == L_LABEL or k == L_MIR_BLOCK:

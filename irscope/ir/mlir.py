@@ -9,10 +9,13 @@ module) are known.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ._guard import parser
 from ._scan import odd_quotes, split_loc, split_top, top_level, matching
+from ._template import Templater
+from .forms import normalise_op_text
 from .mlir_loc import LocResolver
 from .model import (UNKNOWN_LOCATION, Block, Function, Module, Op, ParseCache, Region,
                     Value)
@@ -23,7 +26,7 @@ __all__ = ["parse_mlir", "split_mlir_pass_dump", "split_llvm_pass_dump", "PassDu
 
 # Line kinds (first element of a classified tuple).
 K_BLANK, K_COMMENT, K_OP, K_BLOCK, K_FUNC, K_MODULE, K_CLOSE, K_REOPEN = range(8)
-K_LOCDEF, K_ALIAS, K_UNKNOWN, K_OPENSTR, K_RESOURCE = range(8, 13)
+K_LOCDEF, K_ALIAS, K_UNKNOWN, K_OPENSTR, K_RESOURCE, K_TAIL = range(8, 14)
 
 # #blocked = #ttg.blocked<{sizePerThread = [1], ...}>   /   #loc2 = loc("/k.py":6:24)
 _ALIAS_RE = re.compile(r"([#!][\w$.-]+) = (.*)$")
@@ -105,7 +108,7 @@ def _op(s: str) -> tuple:
         operands = [o for o in operands if o not in defs]
     dialect = name.split(".", 1)[0] if "." in name else "builtin"
     return (K_OP, name, dialect, results, tuple(operands), types, attrs, loc, opens,
-            tuple((d, "", "") for d in defs), generic)
+            tuple((d, "", "") for d in defs), generic, normalise_op_text(s))
 
 
 def _close(s: str) -> tuple:
@@ -196,34 +199,38 @@ def _classify_safe(raw: str) -> tuple:
         return (K_UNKNOWN, "")
 
 
-@parser("mlir")
-def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) -> Module:
-    """Parse MLIR text (a ttir/ttgir file or one pass snapshot) into a :class:`Module`.
+# Value names, location aliases and block labels: what renumbering changes.
+_TEMPLATER = Templater(r"(%|\^|#loc)([\w$.-]+)", ("#loc", "%", "^"), _classify_safe)
 
-    Never raises on input text: lines it does not understand become ``<unknown>``
-    ops and are listed in ``Module.unknown``. ``cache`` shares the per-line memo
-    between calls (pass snapshots repeat most lines).
+
+def _classify_new(raw: str, shapes: dict) -> tuple:
+    """Classify a line not seen before: through its template, except alias
+    definitions (``#loc12 = loc(...)``), which are unique and gain nothing."""
+    if raw[:1] == "#":
+        return _classify_safe(raw)
+    try:
+        return _TEMPLATER.classify(raw, shapes)
+    except Exception:  # a template must never cost a line its parse
+        return _classify_safe(raw)
+
+
+def _logical_lines(text: str, memo: dict, classify_new, counts: list):
+    """Yield ``(t, first line, text, last line)`` for each logical line of ``text``
+    that is not blank, a comment or inside a resource block; ``t`` is its classified
+    tuple (a string literal spanning lines arrives joined, as one line).
+
+    ``memo`` maps a raw line to what ``classify_new(raw)`` gives; ``counts`` gets
+    ``[lines counted, lines understood, last line]``: the understood count covers the
+    lines this consumes itself (continuation lines of strings, resource blocks); the
+    caller counts the rest. A string still open at the end arrives as ``(K_TAIL,)``.
     """
-    memo = cache.mlir if cache is not None else {}
-    mod = Module(stage)
-    all_ops = mod.all_ops
-    glob = mod.globals
-    unknown = mod.unknown
-    loc_aliases = mod.loc_aliases
-    stack: list = []  # (owner, saved block, saved region, saved parent)
-    block: Block | None = None
-    region: Region | None = None
-    parent = None
     total = understood = 0
     pending: list[str] | None = None  # lines of a string literal spanning lines
     pending_line = 0
     pending_odd = False
     in_resource = False
-    mod_loc = ""
     lineno = 0
     memo_get = memo.get
-    new_op = Op
-    add_here = glob.append  # appends to the current block (module level: globals)
     for raw in text.split("\n"):
         lineno += 1
         if pending is not None:
@@ -239,28 +246,96 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
                 t = (K_UNKNOWN, "")
             else:
                 understood += len(pending) - 1
-            line_of_op, raw_text, pending = pending_line, joined, None
-        else:
-            t = memo_get(raw)
-            if t is None:
-                t = _classify_safe(raw)
-                memo[raw] = t
-            k = t[0]
-            if k == K_BLANK or k == K_COMMENT:
-                continue
-            total += 1
-            if in_resource:
-                understood += 1
-                in_resource = not raw.rstrip().endswith("#-}")
-                continue
-            if k == K_OPENSTR:
-                pending, pending_line, pending_odd = [raw], lineno, True
-                continue
-            line_of_op, raw_text = lineno, raw
+            pending = None
+            yield t, pending_line, joined, lineno
+            continue
+        t = memo_get(raw)
+        if t is None:
+            t = classify_new(raw)
+            memo[raw] = t
+        k = t[0]
+        if k == K_BLANK or k == K_COMMENT:
+            continue
+        total += 1
+        if in_resource:
+            understood += 1
+            in_resource = not raw.rstrip().endswith("#-}")
+            continue
+        if k == K_OPENSTR:
+            pending, pending_line, pending_odd = [raw], lineno, True
+            continue
+        if k == K_RESOURCE:
+            in_resource = not t[1]
+        yield t, lineno, raw, lineno
+    if pending is not None:
+        yield (K_TAIL,), pending_line, "\n".join(pending), lineno
+    counts[0] += total
+    counts[1] += understood
+    counts[2] = lineno
+
+
+def op_forms_mlir(text: str, cache: ParseCache | None = None) -> list[tuple[str, str]]:
+    """``(op name, form)`` of every op :func:`parse_mlir` would give, in text order,
+    without building the op tree (unknown lines left out).
+
+    What summaries of whole snapshots need (``irscope passes``): per distinct line
+    it keeps only the op's name and form, both the same for every line of one
+    template, so no names are filled in.
+    """
+    memo = cache.mlir_forms if cache is not None else {}
+    shapes = cache.mlir_shapes if cache is not None else {}
+    shape_of = _TEMPLATER.shape
+
+    def name_and_form(raw: str) -> tuple:
+        t = _classify_safe(raw) if raw[:1] == "#" else shape_of(raw, shapes)
+        if t[0] == K_OP:
+            return (K_OP, t[1], t[11])
+        if t[0] == K_FUNC and not t[7]:  # a declaration: an op, unlike a function with a body
+            return (K_OP, t[1], normalise_op_text(raw.strip()))
+        return t[:2] if t[0] == K_RESOURCE else t[:1]
+
+    out = []
+    add = out.append
+    for t, _, raw, _ in _logical_lines(text, memo, name_and_form, [0, 0, 0]):
+        k = t[0]
+        if k == K_OP:  # the form is last, in a full tuple (a joined multi-line op) too
+            add((t[1], t[-1]))
+        elif k == K_FUNC and len(t) > 7 and not t[7]:  # a joined declaration
+            add((t[1], normalise_op_text(raw.strip())))
+    return out
+
+
+@parser("mlir")
+def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) -> Module:
+    """Parse MLIR text (a ttir/ttgir file or one pass snapshot) into a :class:`Module`.
+
+    Never raises on input text: lines it does not understand become ``<unknown>``
+    ops and are listed in ``Module.unknown``. ``cache`` shares the per-line memo
+    between calls (pass snapshots repeat most lines).
+    """
+    memo = cache.mlir if cache is not None else {}
+    shapes = cache.mlir_shapes if cache is not None else {}
+    mod = Module(stage)
+    all_ops = mod.all_ops
+    glob = mod.globals
+    unknown = mod.unknown
+    loc_aliases = mod.loc_aliases
+    stack: list = []  # (owner, saved block, saved region, saved parent)
+    block: Block | None = None
+    region: Region | None = None
+    parent = None
+    counts = [0, 0, 0]
+    understood = 0
+    mod_loc = ""
+    lineno = 0
+    new_op = Op
+    add_here = glob.append  # appends to the current block (module level: globals)
+    classify_new = functools.partial(_classify_new, shapes=shapes)
+    for t, line_of_op, raw_text, lineno in _logical_lines(text, memo, classify_new, counts):
         k = t[0]
         if k == K_OP:
             op = new_op(t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op,
-                        raw_text, (), parent, t[7], lineno)
+                        raw_text, (), parent, t[7], lineno, t[11])
             all_ops.append(op)
             add_here(op)
             if t[8]:
@@ -340,22 +415,22 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
                 add_here = glob.append
             understood += 1
         elif k == K_RESOURCE:
-            in_resource = not t[1]
             understood += 1
+        elif k == K_TAIL:  # text ended inside a string literal
+            unknown.append((line_of_op, raw_text))
         else:  # K_UNKNOWN
             unknown.append((line_of_op, raw_text))
             op = Op("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, line_of_op,
                     raw_text, (), parent, t[1] if len(t) > 1 else "", lineno)
             all_ops.append(op)
             add_here(op)
-    if pending is not None:  # text ended inside a string literal
-        unknown.append((pending_line, "\n".join(pending)))
+    lineno = counts[2]
     while stack:  # truncated text: close what is open
         owner, block, region, parent = stack.pop()
         if owner is not None:
             owner.end_line = lineno
-    mod.total_lines = total
-    mod.understood_lines = understood
+    mod.total_lines = counts[0]
+    mod.understood_lines = understood + counts[1]
     res = _resolver(loc_aliases, cache)
     _resolve(mod, res)
     if mod_loc:

@@ -124,6 +124,11 @@ class Op:
     """The location as written: ``#loc12``, ``"f.py":3:4``, ``!12``, ``1 37 24``."""
     end_line: int = 0
     """Last line of the op (its closing brace for ops with regions)."""
+    form: str = ""
+    """The op's *form*: its text with value names, block labels, location aliases and
+    ``loc(...)``/``!dbg`` taken out (:func:`irscope.ir.forms.normalise_op_text`). Ops
+    equal up to renaming and locations have equal forms. Filled by the MLIR and LLVM
+    parsers (once per line shape); '' elsewhere: use :func:`irscope.ir.forms.op_form`."""
 
     def walk(self) -> Iterator["Op"]:
         """This op, then every op nested in its regions, in text order."""
@@ -258,6 +263,12 @@ class ParseCache:
     """
 
     mlir: dict = field(default_factory=dict)
+    mlir_forms: dict = field(default_factory=dict)
+    """Raw line -> just the op name and form (:func:`irscope.ir.op_forms`)."""
+    llvm_forms: dict = field(default_factory=dict)
+    mlir_shapes: dict = field(default_factory=dict)
+    """Line template (names replaced by placeholders) -> classified shape; see ``_template``."""
+    llvm_shapes: dict = field(default_factory=dict)
     llvm: dict = field(default_factory=dict)
     mir: dict = field(default_factory=dict)
     ptx: dict = field(default_factory=dict)
@@ -270,5 +281,5 @@ class ParseCache:
 
     def clear(self) -> None:
         """Drop every table."""
-        for table in (self.mlir, self.llvm, self.mir, self.ptx, self.sass, self.locs, self.resolvers):
+        for table in (self.mlir, self.mlir_forms, self.llvm_forms, self.mlir_shapes, self.llvm_shapes, self.llvm, self.mir, self.ptx, self.sass, self.locs, self.resolvers):
             table.clear()

@@ -211,7 +211,7 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
             op = Instruction(t[1], "ptx", (), t[3], "", "", UNKNOWN_LOCATION, lineno, raw,
-                             (), fn, loc_key, lineno, t[2])
+                             (), fn, loc_key, lineno, predicate=t[2])
             block.ops.append(op)
             all_ops.append(op)
             if not t[4]:

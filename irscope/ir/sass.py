@@ -106,7 +106,7 @@ def parse_sass(text: str, stage: str = "sass", cache: ParseCache | None = None) 
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
             op = Instruction(t[3], "sass", (), t[4], "", "", loc, lineno, raw, (), fn, "",
-                             lineno, t[2], t[1])
+                             lineno, predicate=t[2], offset=t[1])
             block.ops.append(op)
             all_ops.append(op)
             fn.end_line = lineno

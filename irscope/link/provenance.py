@@ -18,14 +18,17 @@ that change nothing cost a dictionary look-up.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from irscope.ir import ParseCache, parse_stage
+from irscope.ir import ParseCache, op_forms
+from irscope.ir.forms import normalise_op_text, op_form
+
+__all__ = ["normalise_op_text", "OpSummary", "OpDiff", "PassInput", "PassChange", "StageOrigins",
+           "OpOrigin", "ProvenanceCache", "summarise_module_ops", "summarise_forms", "diff_summaries", "pass_changes",
+           "stage_origins", "op_origins", "dialect_of"]
 
 # Snapshot kind (the bundle's ``passes.kind``) -> the irscope.ir stage that parses it.
 _KIND_STAGE = {"mlir": "mlir", "llvm": "llir"}
@@ -33,74 +36,6 @@ _KIND_STAGE = {"mlir": "mlir", "llvm": "llir"}
 # The llir stage's passes are MLIR but its final text is LLVM IR: the two cannot be
 # compared, so the last MLIR pass of llir has no known "after".
 _STAGE_KIND = {"ttir": "mlir", "ttgir": "mlir", "llir": "llvm"}
-
-_VALUE_RE = re.compile(r"%[A-Za-z0-9_$.\-]+(?:#\d+)?(?::\d+)?")
-_BLOCK_RE = re.compile(r"\^[A-Za-z0-9_$.\-]+")
-_LOCREF_RE = re.compile(r"#loc\d*\b")
-_SPACE_RE = re.compile(r"\s+")
-_DBG_RE = re.compile(r",?\s*!dbg\s*!\d+")
-
-
-def _strip_locs(text: str) -> str:
-    """Remove every ``loc(...)`` group (balanced parentheses; quoted strings respected)."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        j = text.find("loc(", i)
-        # Only a standalone keyword: not the tail of an identifier such as ``alloc(``.
-        while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_.#"):
-            j = text.find("loc(", j + 1)
-        if j < 0:
-            out.append(text[i:])
-            break
-        out.append(text[i:j])
-        depth, k, in_str = 0, j + 3, False
-        while k < n:
-            c = text[k]
-            if in_str:
-                if c == "\\":
-                    k += 1
-                elif c == '"':
-                    in_str = False
-            elif c == '"':
-                in_str = True
-            elif c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    k += 1
-                    break
-            k += 1
-        i = k
-    return "".join(out)
-
-
-@functools.lru_cache(maxsize=1 << 18)
-def normalise_op_text(text: str) -> str:
-    """The op line with everything that renaming or location tracking changes removed.
-
-    ``loc(...)`` groups are dropped; ``%name``/``%12``/``%12#0`` become ``%``, block
-    labels ``^bb3`` become ``^``, location aliases ``#loc12`` become ``#loc``, LLVM
-    ``!dbg !12`` attachments are dropped; whitespace is collapsed. Two ops that differ
-    only by SSA numbering or source location normalise to the same string.
-
-    Memoised: op lines repeat across the snapshots of a capture (most passes change
-    few ops), so each distinct line is normalised once. Each substitution runs only
-    when its marker is present, since ``re.sub`` scans the whole line even to find
-    nothing.
-    """
-    t = _strip_locs(text) if "loc(" in text else text
-    if "%" in t:
-        t = _VALUE_RE.sub("%", t)
-    if "^" in t:
-        t = _BLOCK_RE.sub("^", t)
-    if "#loc" in t:
-        t = _LOCREF_RE.sub("#loc", t)
-    if "!dbg" in t:
-        t = _DBG_RE.sub("", t)
-    return _SPACE_RE.sub(" ", t).strip()
-
 
 def dialect_of(op_name: str) -> str:
     """Dialect prefix of an op name: ``ttg`` for ``ttg.convert_layout``; for a name
@@ -143,13 +78,16 @@ EMPTY_DIFF = OpDiff(0, 0, 0, {})
 def summarise_module_ops(ops: Iterable) -> OpSummary:
     """Summarise parsed ops (anything with ``.name`` and ``.text``); ops the parser did
     not understand (``<unknown>``) are left out: they are not ops of any dialect."""
-    pairs: Counter = Counter()
+    return summarise_forms((op.name, op_form(op)) for op in ops
+                           if op.name != "<unknown>" and op.name)
+
+
+def summarise_forms(forms: Iterable[tuple[str, str]]) -> OpSummary:
+    """Summarise ``(op name, form)`` pairs (:func:`irscope.ir.op_forms`)."""
+    pairs: Counter = Counter(forms)
     names: Counter = Counter()
-    for op in ops:
-        if op.name == "<unknown>" or not op.name:
-            continue
-        pairs[(op.name, normalise_op_text(op.text))] += 1
-        names[op.name] += 1
+    for (name, _), count in pairs.items():
+        names[name] += count
     dialects: Counter = Counter()
     for name, count in names.items():
         dialects[dialect_of(name)] += count
@@ -201,18 +139,26 @@ class ProvenanceCache:
         self.summaries: dict[tuple[str, str], OpSummary] = {}
         self.diffs: dict[tuple, OpDiff] = {}
         self.parse_cache = ParseCache()
+        # id(text) -> (text, key): the same text object is asked for again and again
+        # (as one pass's "after" and the next one's "before"); hashing 390 MB of
+        # snapshots once per question cost a second. The text is kept so its id stays valid.
+        self._keys: dict[int, tuple[str, str]] = {}
 
-    @staticmethod
-    def key(text: str) -> str:
+    def key(self, text: str) -> str:
         """Content key of a text."""
-        return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        hit = self._keys.get(id(text))
+        if hit is not None and hit[0] is text:
+            return hit[1]
+        k = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        self._keys[id(text)] = (text, k)
+        return k
 
     def summary(self, text: str, stage: str = "mlir") -> OpSummary:
         """The summary of ``text`` parsed as ``stage`` (memoised)."""
         k = (stage, self.key(text))
         hit = self.summaries.get(k)
         if hit is None:
-            hit = summarise_module_ops(parse_stage(stage, text, self.parse_cache).ops())
+            hit = summarise_forms(op_forms(stage, text, self.parse_cache))
             self.summaries[k] = hit
         return hit
 
