@@ -51,9 +51,7 @@ class Templater:
         template = "".join(parts)
         hit = memo.get(template)
         if hit is None:
-            shape = self._classify(template)
-            hit = (shape, self._plan(shape))
-            memo[template] = hit
+            hit = memo[template] = (self._classify(template), None)  # plan: when filling
         return hit[0]
 
     def classify(self, line: str, memo: dict) -> tuple:
@@ -66,10 +64,9 @@ class Templater:
         parts[2::3] = _DIGITS[:n]
         template = "".join(parts)
         hit = memo.get(template)
-        if hit is None:
-            shape = self._classify(template)
-            hit = (shape, self._plan(shape))
-            memo[template] = hit
+        if hit is None or hit[1] is None:
+            shape = hit[0] if hit is not None else self._classify(template)
+            hit = memo[template] = (shape, self._plan(shape))
         shape, plan = hit
         if not plan:
             return shape

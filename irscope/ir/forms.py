@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["normalise_op_text", "op_form"]
+__all__ = ["erase_names", "normalise_op_text", "op_form"]
 
 _VALUE_RE = re.compile(r"%[A-Za-z0-9_$.\-]+(?:#\d+)?(?::\d+)?")
 _BLOCK_RE = re.compile(r"\^[A-Za-z0-9_$.\-]+")
@@ -87,3 +87,15 @@ def op_form(op) -> str:
     """The form of a parsed op (anything with ``.form`` and ``.text``): the one the
     parser filled in, else computed from its text."""
     return op.form or normalise_op_text(op.text)
+
+
+def erase_names(text: str, erasers) -> str:
+    """``text`` with every name token replaced by one constant per kind: ``erasers``
+    holds ``(marker, regex.sub, constant)`` triples (``("%", ..., "%0")``); one
+    regex pass per kind over the whole text, at C speed, skipped when the marker is
+    absent. An op's kind, name and form depend only on where names stand, not on
+    which names they are, so they can be read from the erased text."""
+    for marker, sub, constant in erasers:
+        if marker in text:
+            text = sub(constant, text)
+    return text

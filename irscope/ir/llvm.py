@@ -17,7 +17,7 @@ import re
 from ._guard import parser
 from ._scan import matching, split_top
 from ._template import Templater
-from .forms import normalise_op_text
+from .forms import erase_names, normalise_op_text
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, ParseCache, Value)
 
@@ -248,34 +248,39 @@ def _classify_new(raw: str, shapes: dict) -> tuple:
         return _safe(classify, raw)
 
 
+# Value names and metadata numbers rewritten to one constant each (see op_forms_llvm).
+_ERASERS = (("%", re.compile(r"%[-\w.$]+").sub, "%0"), ("!", re.compile(r"!\d+(?![-\w.$])").sub, "!0"))
+
+
 def op_forms_llvm(text: str, cache: ParseCache | None = None) -> list[tuple[str, str]]:
     """``(op name, form)`` of every op :func:`parse_llvm` would give, in text order,
-    without building the op tree or reading debug info (unknown lines left out)."""
+    without building the op tree or reading debug info (unknown lines left out).
+    Like ``mlir.op_forms_mlir``, it reads the text with its names erased."""
     memo = cache.llvm_forms if cache is not None else {}
-    mir_memo = cache.mir if cache is not None else {}
-    shapes = cache.llvm_shapes if cache is not None else {}
-    shape_of = _TEMPLATER.shape
+    mir_memo = cache.mir_forms if cache is not None else {}
     out = []
     add = out.append
     in_fn = in_mir = False
-    for raw in text.split("\n"):
+    for line in erase_names(text, _ERASERS).split("\n"):
         if in_mir:
-            t = mir_memo.get(raw)
+            t = mir_memo.get(line)
             if t is None:
-                t = mir_memo[raw] = _safe(classify_mir, raw)
+                t = _safe(classify_mir, line)
+                t = mir_memo[line] = (L_INSTR, t[1], normalise_op_text(line)) if t[0] == L_INSTR else t[:1]
         else:
-            t = memo.get(raw)
+            t = memo.get(line)
             if t is None:
-                t = _safe(classify, raw) if raw[:1] == "!" else shape_of(raw, shapes)
+                t = _safe(classify, line)
                 # keep what this needs: the kind, and for ops their name and form
-                t = memo[raw] = ((L_INSTR, t[1], t[7]) if t[0] == L_INSTR else
-                                 (L_DEFINE, t[5]) if t[0] == L_DEFINE else t[:1])
+                t = memo[line] = ((L_INSTR, t[1], t[7]) if t[0] == L_INSTR else
+                                  (L_DEFINE, t[5]) if t[0] == L_DEFINE else
+                                  (t[0], normalise_op_text(line)) if t[0] in (L_GLOBAL, L_DECLARE) else t[:1])
         k = t[0]
         if k == L_INSTR:
-            add((t[1], t[-1] or normalise_op_text(raw)))
+            add((t[1], t[2]))
             in_fn = True
         elif k == L_GLOBAL or k == L_DECLARE:
-            add(("global" if k == L_GLOBAL else "declare", normalise_op_text(raw)))
+            add(("global" if k == L_GLOBAL else "declare", t[1]))
         elif k == L_LABEL or k == L_MIR_BLOCK:
             in_fn = True
         elif k == L_DEFINE:

@@ -266,6 +266,7 @@ class ParseCache:
     mlir_forms: dict = field(default_factory=dict)
     """Raw line -> just the op name and form (:func:`irscope.ir.op_forms`)."""
     llvm_forms: dict = field(default_factory=dict)
+    mir_forms: dict = field(default_factory=dict)
     mlir_shapes: dict = field(default_factory=dict)
     """Line template (names replaced by placeholders) -> classified shape; see ``_template``."""
     llvm_shapes: dict = field(default_factory=dict)
@@ -281,5 +282,5 @@ class ParseCache:
 
     def clear(self) -> None:
         """Drop every table."""
-        for table in (self.mlir, self.mlir_forms, self.llvm_forms, self.mlir_shapes, self.llvm_shapes, self.llvm, self.mir, self.ptx, self.sass, self.locs, self.resolvers):
+        for table in (self.mlir, self.mlir_forms, self.llvm_forms, self.mir_forms, self.mlir_shapes, self.llvm_shapes, self.llvm, self.mir, self.ptx, self.sass, self.locs, self.resolvers):
             table.clear()
