@@ -60,6 +60,8 @@ def _blank(m: re.Match) -> str:
 
 def split_top(s: str) -> list[str]:
     """Split ``s`` at top-level commas; pieces are stripped, empty ones dropped."""
+    if '"' not in s and _BRACKET_RE.search(s) is None and "->" not in s:  # all top level
+        return [p for p in (q.strip() for q in s.split(",")) if p]
     depth = 0
     pieces = []
     last = 0

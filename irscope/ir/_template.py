@@ -27,45 +27,36 @@ class Templater:
     """Template memo for one line classifier.
 
     ``tokens`` is a regex with exactly two groups, the sigil and the name
-    (``(%|\\^)([\\w$.-]+)``); ``sigils`` lists every sigil the first group can match.
+    (``(%|\\^)([\\w$.-]+)``); ``sigils`` lists every sigil the first group can match;
+    ``finish(shape, template)`` completes a classified template once.
     """
 
-    __slots__ = ("_split", "_fill_re", "_part_re", "_classify")
+    __slots__ = ("_split", "_fill_re", "_part_re", "_classify", "_finish")
 
-    def __init__(self, tokens: str, sigils: tuple[str, ...], classify: Callable[[str], tuple]):
+    def __init__(self, tokens: str, sigils: tuple[str, ...], classify: Callable[[str], tuple],
+                 finish: Callable[[tuple, str], tuple] = lambda shape, template: shape):
         self._split = re.compile(tokens).split
         alt = "|".join(re.escape(s) for s in sorted(sigils, key=len, reverse=True))
         # A placeholder never runs into name characters: the token took all of them.
         self._fill_re = re.compile(f"(?:{alt})(\\d+)(?![\\w$.-])")
         self._part_re = re.compile(f"({alt})(\\d+)(?![\\w$.-])(.*)", re.S)  # one placeholder + a tail
         self._classify = classify
-
-    def shape(self, line: str, memo: dict) -> tuple:
-        """The classified template of ``line``: ``classify(line)`` with placeholders
-        where the names go. Fields that never hold names (op name, form) are final."""
-        parts = self._split(line)
-        n = len(parts) // 3
-        if n == 0 or n > _MAX_TOKENS:
-            return self._classify(line)
-        parts[2::3] = _DIGITS[:n]
-        template = "".join(parts)
-        hit = memo.get(template)
-        if hit is None:
-            hit = memo[template] = (self._classify(template), None)  # plan: when filling
-        return hit[0]
+        # Completes a classified template with what is the same for all its lines
+        # (the op's form), computed once per template instead of once per line.
+        self._finish = finish
 
     def classify(self, line: str, memo: dict) -> tuple:
         """``classify(line)``, computed once per template (``memo`` holds templates)."""
         parts = self._split(line)
         n = len(parts) // 3
         if n == 0 or n > _MAX_TOKENS:
-            return self._classify(line)
+            return self._finish(self._classify(line), line)
         names = parts[2::3]
         parts[2::3] = _DIGITS[:n]
         template = "".join(parts)
         hit = memo.get(template)
-        if hit is None or hit[1] is None:
-            shape = hit[0] if hit is not None else self._classify(template)
+        if hit is None:
+            shape = self._finish(self._classify(template), template)
             hit = memo[template] = (shape, self._plan(shape))
         shape, plan = hit
         if not plan:

@@ -98,8 +98,8 @@ def _instr(s: str) -> tuple:
     if '"' in body:
         body = _STRING_RE.sub('""', body)
     values = _VALUE_RE.findall(body) if "@" in body else _LOCAL_RE.findall(body)
-    return (L_INSTR, opcode, results, tuple(values), ref, UNKNOWN_LOCATION, "llvm",
-            normalise_op_text(s))
+    # The form (last) is filled once per template for snapshots, on demand otherwise.
+    return (L_INSTR, opcode, results, tuple(values), ref, UNKNOWN_LOCATION, "llvm", "")
 
 
 def _define(m: re.Match) -> tuple:
@@ -129,7 +129,7 @@ def classify(raw: str) -> tuple:
         return (L_LABEL, m.group(1)) if m else (L_COMMENT,)
     if raw[0] in " \t":
         # the end and the cases of a multi-line switch; LLVM 19+ debug records
-        if c == "]" or s.startswith("#dbg_") or _SWITCH_CASE_RE.match(s):
+        if c == "]" or (c == "#" and s.startswith("#dbg_")) or (c == "i" and _SWITCH_CASE_RE.match(s)):
             return (L_MISC,)
         return _instr(s)
     if c == "}":
@@ -233,8 +233,15 @@ def _safe(fn, raw: str) -> tuple:
 
 
 # Value names and metadata numbers: what renumbering changes between snapshots.
+def _with_form(shape: tuple, template: str) -> tuple:
+    """An instruction's shape with its form, the same for every line of the template."""
+    if shape[0] == L_INSTR:
+        return shape[:7] + (normalise_op_text(template),)
+    return shape
+
+
 _TEMPLATER = Templater(r"(%|!(?=\d+(?![-\w.$])))([-\w.$]+)", ("%", "!"),
-                       lambda raw: _safe(classify, raw))
+                       lambda raw: _safe(classify, raw), _with_form)
 
 
 def _classify_new(raw: str, shapes: dict) -> tuple:
@@ -272,7 +279,7 @@ def op_forms_llvm(text: str, cache: ParseCache | None = None) -> list[tuple[str,
             if t is None:
                 t = _safe(classify, line)
                 # keep what this needs: the kind, and for ops their name and form
-                t = memo[line] = ((L_INSTR, t[1], t[7]) if t[0] == L_INSTR else
+                t = memo[line] = ((L_INSTR, t[1], normalise_op_text(line)) if t[0] == L_INSTR else
                                   (L_DEFINE, t[5]) if t[0] == L_DEFINE else
                                   (t[0], normalise_op_text(line)) if t[0] in (L_GLOBAL, L_DECLARE) else t[:1])
         k = t[0]
@@ -303,6 +310,8 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     ir_memo = cache.llvm if cache is not None else {}
     mir_memo = cache.mir if cache is not None else {}
     shapes = cache.llvm_shapes if cache is not None else {}
+    # Templates pay off only across the many snapshots of a pass dump (see parse_mlir).
+    templates = stage not in ("llir", "llir_ttgirloc")
     memo, classifier = ir_memo, classify  # switched while inside an MIR function
     mod = Module(stage)
     all_ops, unknown, meta = mod.all_ops, mod.unknown, mod.loc_aliases
@@ -318,7 +327,8 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     for lineno, raw in enumerate(text.split("\n"), 1):
         t = memo.get(raw)
         if t is None:
-            t = _classify_new(raw, shapes) if classifier is classify else _safe(classifier, raw)
+            t = (_classify_new(raw, shapes) if templates and classifier is classify
+                 else _safe(classifier, raw))
             memo[raw] = t
         k = t[0]
         if k <= L_COMMENT:

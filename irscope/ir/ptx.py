@@ -136,15 +136,35 @@ def _params(rest: str) -> tuple:
     return tuple(out)
 
 
+_PRED_RE = re.compile(r"@!?%?\w+\s")
+_OPCODE_RE = re.compile(r"[a-z_][\w.:]*")
+
+
 def _instr(s: str) -> tuple:
-    m = _INSTR_RE.match(s)
-    if m is None:
+    """An instruction line (stripped): ``@%p1 ld.global.b32 {%r1}, [%rd1];  // c``.
+    String operations, not one regex: this runs for every line of every PTX text."""
+    pred = ""
+    body = s
+    if s[0] == "@":
+        m = _PRED_RE.match(s)
+        if m is None:
+            return (P_UNKNOWN,)
+        pred, body = s[:m.end()].strip(), s[m.end():].lstrip()
+    i = body.find("//")
+    if i >= 0:
+        body = body[:i]
+    body = body.rstrip()
+    semi = body.endswith(";")
+    if semi:
+        body = body[:-1].rstrip()
+    parts = body.split(None, 1)
+    if not parts:
         return (P_UNKNOWN,)
-    pred, opcode, ops, semi = m.groups()
-    if opcode.split(".", 1)[0] not in _OPCODES:
+    opcode = parts[0]
+    if _OPCODE_RE.fullmatch(opcode) is None or opcode.split(".", 1)[0] not in _OPCODES:
         return (P_UNKNOWN,)
-    operands = tuple(split_top(ops)) if ops else ()
-    return (P_INSTR, opcode, (pred or "").strip(), operands, semi is not None)
+    operands = tuple(split_top(parts[1])) if len(parts) > 1 else ()
+    return (P_INSTR, opcode, pred, operands, semi)
 
 
 def _safe(raw: str) -> tuple:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from irscope.errors import IrscopeError
+from irscope.robust import paused_gc
 from irscope.ir import Location, Module, Op, parse_stage
 
 # Pipeline order; a query walks this chain (plus the TTGIR -> PTX shortcut in exact mode).
@@ -206,7 +207,7 @@ class LocationGroup:
     counts them without building them.
     """
 
-    __slots__ = ("src_stage", "dst_stage", "kind", "src_keys", "dst_keys", "src_lines", "dst_lines",
+    __slots__ = ("src_stage", "dst_stage", "kind", "_src_keys", "_dst_keys", "src_lines", "dst_lines",
                  "src_exact", "dst_exact", "_len")
 
     def __init__(self, src_stage: str, dst_stage: str, kind: str,
@@ -217,8 +218,8 @@ class LocationGroup:
         shared = src_index.keys() & dst_index.keys()
         self.src_lines: dict[tuple, list[int]] = {k: v for k, v in src_index.items() if k in shared}
         self.dst_lines: dict[tuple, list[int]] = {k: v for k, v in dst_index.items() if k in shared}
-        self.src_keys = _keys_by_line(self.src_lines)
-        self.dst_keys = _keys_by_line(self.dst_lines)
+        self._src_keys: dict[int, list[tuple]] | None = None  # built by the first query
+        self._dst_keys: dict[int, list[tuple]] | None = None
         self.src_exact, self.dst_exact = src_exact, dst_exact
         n = 0
         for k, ss in self.src_lines.items():
@@ -230,6 +231,20 @@ class LocationGroup:
 
     def __len__(self) -> int:
         return self._len
+
+    @property
+    def src_keys(self) -> dict[int, list[tuple]]:
+        """Source line -> its location keys, in line order."""
+        if self._src_keys is None:
+            self._src_keys = _keys_by_line(self.src_lines)
+        return self._src_keys
+
+    @property
+    def dst_keys(self) -> dict[int, list[tuple]]:
+        """Destination line -> its location keys, in line order."""
+        if self._dst_keys is None:
+            self._dst_keys = _keys_by_line(self.dst_lines)
+        return self._dst_keys
 
     def __iter__(self) -> Iterator[StageLink]:
         a, b, kind, se, de = self.src_stage, self.dst_stage, self.kind, self.src_exact, self.dst_exact
@@ -283,11 +298,20 @@ def _keys_by_line(index: Mapping[tuple, list[int]]) -> dict[int, list[tuple]]:
 
 def _line_index(module: Module, key) -> dict[tuple, list[int]]:
     out: dict[tuple, list[int]] = defaultdict(list)
+    # Parsers share one Location object between the ops of one location alias or
+    # !dbg node: key each object once (the units keep it alive, so ids are stable).
+    keys: dict[int, tuple | None] = {}
     for u in units(module):
-        k = key(u.location)
+        loc = u.location
+        k = keys.get(id(loc), _MISSING)
+        if k is _MISSING:
+            k = keys[id(loc)] = key(loc)
         if k is not None:
             out[k].append(u.line)
     return out
+
+
+_MISSING = object()
 
 
 def location_group(src_stage: str, src: Module, dst_stage: str, dst: Module, *,
@@ -492,12 +516,19 @@ class CaptureLinks:
             by_pair[(g.dst_stage, g.src_stage)].append((g, False))
             pairs[(g.src_stage, g.dst_stage)] = None
         self._groups = dict(by_pair)
-        self._ops = {s: {u.line: u for u in units(m)} for s, m in self.modules.items()}
+        self._ops = {}  # stage -> {line: unit}, built when a query first reads a stage
         graph: dict[str, list[str]] = defaultdict(list)
         for a, b in sorted(pairs, key=lambda p: (_rank(p[0]), _rank(p[1]))):
             graph[a].append(b)
             graph[b].append(a)
         self._graph = dict(graph)
+
+    def _units(self, stage: str) -> dict[int, Op]:
+        got = self._ops.get(stage)
+        if got is None:
+            m = self.modules.get(stage)
+            got = self._ops[stage] = {u.line: u for u in units(m)} if m is not None else {}
+        return got
 
     def stage_graph(self) -> dict[str, list[str]]:
         """Which stages link directly (TTGIR -> PTX only in exact mode)."""
@@ -526,7 +557,7 @@ class CaptureLinks:
 
     def op(self, stage: str, line: int) -> Op | None:
         """The op (or function header) of ``stage`` that starts at ``line``."""
-        return self._ops.get(stage, {}).get(line)
+        return self._units(stage).get(line)
 
     def neighbours(self, stage: str, line: int, other: str) -> list[tuple[int, str]]:
         """``(line, kind)`` of every op of ``other`` linked directly to ``line`` of
@@ -580,7 +611,7 @@ class CaptureLinks:
         """What the op at ``line`` of ``stage`` became (or came from) in every other
         stage: ``{"stage", "line", "text", "links": {stage: [LinkedOp...]}}``."""
         op = self.op(stage, line)
-        links = {s: [LinkedOp(ln, self._ops[s][ln].text.strip(), k) for ln, k in sorted(got.items())]
+        links = {s: [LinkedOp(ln, self._units(s)[ln].text.strip(), k) for ln, k in sorted(got.items())]
                  for s, got in self.follow(stage, line).items()}
         return {"stage": stage, "line": line, "text": op.text.strip() if op else None,
                 "links": dict(sorted(links.items(), key=lambda kv: _rank(kv[0])))}
@@ -642,6 +673,7 @@ def _keep(d: dict[int, str], line: int, kind: str) -> None:
         d[line] = kind
 
 
+@paused_gc  # it allocates tens of thousands of small objects that all stay alive
 def build_links(modules: Mapping[str, Module]) -> CaptureLinks:
     """All adjacent links of one capture from its parsed stages (any may be missing).
 
