@@ -5,8 +5,8 @@ import json
 import pytest
 
 from conftest import SAMPLES, irscope
-from irscope.link.provenance import (PassInput, ProvenanceCache, diff_summaries, normalise_op_text,
-                                     pass_changes, stage_origins, summarise_module_ops)
+from irscope.link.provenance import (OpLife, PassInput, ProvenanceCache, diff_summaries, normalise_op_text,
+                                     op_lives, pass_changes, stage_origins, summarise_module_ops)
 from irscope.ir import parse_stage
 
 # Real TTIR of vector add (Triton 3.6), before and after the canonicalizer folded the
@@ -215,3 +215,48 @@ def test_origins_of_every_final_op(vector_add_bundle, vector_add_passes):
             assert stage_of[e["erased_by"]["index"]] == stage
     # the TTIR canonicalizer folds away the frontend's bounds arithmetic
     assert any(e["erased_by"]["argument"] == "canonicalize" for e in data["stages"]["ttir"]["erased"])
+    # per instance: an erased op made by a pass was made before it was erased
+    for d in data["stages"].values():
+        for e in d["erased"]:
+            assert e["count"] >= 1
+            if e["introduced_by"]:
+                assert e["introduced_by"]["index"] < e["erased_by"]["index"]
+
+
+def _snap(text: str, name: str) -> PassInput:
+    return PassInput("ttir", name, name.lower(), "before", "mlir", text)
+
+
+def test_op_lives_per_instance():
+    # canonicalize: one of the two identical constants and nothing else; then a pass
+    # that adds a convert_layout.
+    middle = AFTER.replace("    %4 = ttg.convert_layout %3 : tensor<1024x!tt.ptr<f32>> -> tensor<1024x!tt.ptr<f32>> loc(#loc6)\n", "")
+    changes = pass_changes([_snap(BEFORE, "Canonicalize"), _snap(middle, "AddLayout")], {"ttir": AFTER})
+    births, gone = op_lives(changes, "ttir")
+    const = ("arith.constant", normalise_op_text("%c1024_i32 = arith.constant 1024 : i32 loc(#loc1)"))
+    assert births[const] == [None]                       # the survivor came from the input
+    assert gone == [OpLife(const, None, 0)]               # the other one: erased by pass 0
+    cvt = [k for k in births if k[0] == "ttg.convert_layout"]
+    assert len(cvt) == 1 and births[cvt[0]] == [1]        # made by pass 1
+    # every instance of the final IR has exactly one birth
+    assert sum(map(len, births.values())) == summary(AFTER).total
+
+
+def test_op_lives_counts_add_up_on_a_real_pass_dump():
+    from pathlib import Path
+    from irscope.capture.passdump import split_mlir_pass_dump
+
+    text = (Path(__file__).parent / "data" / "ir" / "3.9.0" / "add_sm90" / "mlir_passes.txt").read_text()
+    snaps = [PassInput("ttgir" if "ttg." in s.text else "ttir", s.pass_name, s.argument, "before", "mlir", s.text)
+             for s in split_mlir_pass_dump(text).snapshots]
+    changes = pass_changes(snaps, {})
+    for stage in ("ttir", "ttgir"):
+        births, gone = op_lives(changes, stage)
+        steps = [c for c in changes if c.stage == stage and c.after_known and not c.internal]
+        if not steps:
+            continue
+        start, end = steps[0].before_summary.total, steps[-1].after_summary.total
+        made = sum(b is not None for bs in births.values() for b in bs) + sum(g.born is not None for g in gone)
+        assert sum(map(len, births.values())) == end
+        assert start + made - len(gone) == end
+        assert all(g.born is None or g.born < g.erased for g in gone)

@@ -53,9 +53,12 @@ _ORIGIN_STAGES = ("ttir", "ttgir")
 
 
 def _origins(bundle: Bundle, row, changes: list[PassChange], as_json: bool) -> int:
-    """``passes --origins``: every op of the final TTIR/TTGIR with the pass that made it."""
-    from irscope.ir import parse_stage
-    from irscope.link.provenance import normalise_op_text, op_origins
+    """``passes --origins``: every op of the final TTIR/TTGIR with the pass that made
+    it, and every op instance the stage's passes erased (made by, erased by)."""
+    from collections import Counter
+
+    from irscope.ir import op_form, parse_stage
+    from irscope.link.provenance import op_lives
 
     def pass_ref(index):
         if index is None:
@@ -67,14 +70,23 @@ def _origins(bundle: Bundle, row, changes: list[PassChange], as_json: bool) -> i
     for stage in _ORIGIN_STAGES:
         if stage not in row.stages:
             continue
-        introduced, erased = op_origins(changes, stage)
+        births, gone = op_lives(changes, stage)
+        seen: Counter = Counter()
         ops = []
         for op in parse_stage(stage, bundle.stage_text(row.id, stage)).ops():
-            origin = introduced.get((op.name, normalise_op_text(op.text)))
+            if op.name == "<unknown>":
+                continue
+            form = (op.name, op_form(op))
+            mine = births.get(form, ())
+            i = seen[form]
+            seen[form] += 1
             ops.append({"line": op.line, "name": op.name, "text": op.text.strip(),
-                        "introduced_by": pass_ref(origin.pass_index) if origin else None})
-        out[stage] = {"ops": ops, "erased": [{"name": o.form[0], "form": o.form[1], "erased_by": pass_ref(o.pass_index)}
-                                             for o in erased]}
+                        "introduced_by": pass_ref(mine[i]) if i < len(mine) else None})
+        erased = Counter((life.form, life.born, life.erased) for life in gone)
+        out[stage] = {"ops": ops, "erased": [
+            {"name": form[0], "form": form[1], "count": n, "introduced_by": pass_ref(born),
+             "erased_by": pass_ref(by)}
+            for (form, born, by), n in sorted(erased.items(), key=lambda kv: (kv[0][2], kv[0][1] if kv[0][1] is not None else -1, kv[0][0]))]}
     if as_json:
         print(json.dumps({"kernel": row.kernel, "variant": row.variant, "target": row.target, "stages": out}, indent=2))
         return 0
@@ -89,10 +101,11 @@ def _origins(bundle: Bundle, row, changes: list[PassChange], as_json: bool) -> i
                       f"#{by['index']} {by['name']}" if by else Text("(input of the stage)", style="dim"))
         console.print(t)
         if data["erased"]:
-            console.print(f"erased during {stage}:", style="bold")
+            console.print(f"erased during {stage} (made by -> erased by):", style="bold")
             for e in data["erased"]:
-                console.print(f"  {e['name']}: {e['form'][:100]}  <- #{e['erased_by']['index']} {e['erased_by']['name']}",
-                              highlight=False, markup=False)
+                made = f"#{e['introduced_by']['index']} {e['introduced_by']['name']}" if e["introduced_by"] else "input"
+                console.print(f"  {e['count']}x {e['name']}: {e['form'][:90]}  [{made} -> "
+                              f"#{e['erased_by']['index']} {e['erased_by']['name']}]", highlight=False, markup=False)
     return 0
 
 

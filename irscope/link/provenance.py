@@ -27,8 +27,8 @@ from irscope.ir import ParseCache, op_forms
 from irscope.ir.forms import normalise_op_text, op_form
 
 __all__ = ["normalise_op_text", "OpSummary", "OpDiff", "PassInput", "PassChange", "StageOrigins",
-           "OpOrigin", "ProvenanceCache", "summarise_module_ops", "summarise_forms", "diff_summaries", "pass_changes",
-           "stage_origins", "op_origins", "dialect_of"]
+           "OpLife", "ProvenanceCache", "summarise_module_ops", "summarise_forms", "diff_summaries", "pass_changes",
+           "stage_origins", "op_lives", "dialect_of"]
 
 # Snapshot kind (the bundle's ``passes.kind``) -> the irscope.ir stage that parses it.
 _KIND_STAGE = {"mlir": "mlir", "llvm": "llir"}
@@ -378,45 +378,56 @@ def stage_origins(passes: Sequence[PassInput], changes: Sequence[PassChange]) ->
 
 
 @dataclass(frozen=True, slots=True)
-class OpOrigin:
-    """The pass that made one op of a stage's final IR (or erased one seen earlier).
+class OpLife:
+    """The life of one op instance within a stage's passes.
 
-    Ops are identified by their normalised form ``(op name, normalised text)``:
-    two ops that print the same up to SSA names and locations are the same form,
-    and no pass can tell them apart either.
+    Ops are identified by their form ``(op name, normalised text)``: ops that print
+    the same up to SSA names and locations are interchangeable, and no pass can
+    tell them apart either, so instances of one form are told apart by count.
     """
 
     form: tuple[str, str]
     """``(op name, normalised text)``."""
-    pass_index: int | None
-    """Index of the pass (in the capture's snapshot order) after which the form
-    last appeared from nothing (introduced) or last vanished (erased); None when
-    an op of the final IR was already in the stage's input."""
+    born: int | None
+    """Index of the pass (in the capture's snapshot order) after which this instance
+    appeared; None when it was in the stage's input."""
+    erased: int | None = None
+    """Index of the pass after which it was gone; None when it survives to the
+    stage's final IR."""
 
 
-def op_origins(changes: Sequence[PassChange], stage: str) -> tuple[dict[tuple[str, str], OpOrigin], list[OpOrigin]]:
-    """Per op form of ``stage``'s final IR, the pass that introduced it; and the forms
-    seen during the stage but absent at its end, each with the pass that erased it.
+def op_lives(changes: Sequence[PassChange], stage: str) -> tuple[dict[tuple[str, str], list[int | None]], list[OpLife]]:
+    """Per op instance of ``stage``: the pass that made it and, for the ones that do
+    not reach the stage's final IR, the pass that erased it.
 
-    Walks the stage's non-internal passes whose result is known, in order. A form
-    is introduced by the last pass after which it went from absent to present (an
-    op rebuilt by a later pass is that later pass's), erased by the last pass after
-    which it went from present to absent.
+    Walks the stage's non-internal passes whose result is known, in order, keeping
+    per form the birth of each live instance. A pass after which a form has ``k``
+    more instances made ``k`` of them; one after which it has ``k`` fewer erased
+    ``k``, the most recently made first (an op a pass just added is the likelier to
+    be folded away again; for identical forms the choice changes no count).
+
+    Returns the births of the final IR's instances per form, oldest first (the
+    stage's input, ``None``, before any pass), and every erased instance in the
+    order erased. Callers give the ``i``-th op of a form in text order the ``i``-th birth.
     """
-    steps = [c for c in changes if c.stage == stage and not c.internal and c.after_known and c.after_summary is not None]
+    steps = [c for c in changes if c.stage == stage and not c.internal and c.after_known
+             and c.after_summary is not None]
     if not steps:
         return {}, []
     start = steps[0].before_summary
-    present: set = {k for k, n in start.ops.items() if n} if start is not None else set()
-    appeared: dict = {}
-    vanished: dict = {}
+    alive: dict[tuple[str, str], list[int | None]] = (
+        {k: [None] * n for k, n in start.ops.items() if n} if start is not None else {})
+    gone: list[OpLife] = []
     for c in steps:
-        after = {k for k, n in c.after_summary.ops.items() if n}
-        for k in after - present:
-            appeared[k] = c.index
-        for k in present - after:
-            vanished[k] = c.index
-        present = after
-    introduced = {k: OpOrigin(k, appeared.get(k)) for k in present}
-    erased = [OpOrigin(k, i) for k, i in vanished.items() if k not in present]
-    return introduced, sorted(erased, key=lambda o: (o.pass_index, o.form))
+        after = c.after_summary.ops
+        for k in set(alive).union(after):
+            births = alive.get(k)
+            have, want = len(births) if births else 0, after.get(k, 0)
+            if want > have:
+                alive.setdefault(k, []).extend([c.index] * (want - have))
+            elif want < have:
+                for _ in range(have - want):
+                    gone.append(OpLife(k, births.pop(), c.index))
+                if not births:
+                    del alive[k]
+    return alive, gone
