@@ -216,7 +216,8 @@ def classify_mir(raw: str) -> tuple:
     if '"' in rest:
         rest = _STRING_RE.sub('""', rest)
     values = _MIR_VALUE_RE.findall(rest) if "$" in rest else _MIR_VREG_RE.findall(rest)
-    return (L_INSTR, opcode, results, tuple(values), ref, where, "mir", "")
+    # Form: without the slot index and location comment (both change when code moves).
+    return (L_INSTR, opcode, results, tuple(values), ref, where, "mir", normalise_op_text(body))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -273,7 +274,7 @@ def op_forms_llvm(text: str, cache: ParseCache | None = None) -> list[tuple[str,
             t = mir_memo.get(line)
             if t is None:
                 t = _safe(classify_mir, line)
-                t = mir_memo[line] = (L_INSTR, t[1], normalise_op_text(line)) if t[0] == L_INSTR else t[:1]
+                t = mir_memo[line] = (L_INSTR, t[1], t[7]) if t[0] == L_INSTR else t[:1]
         else:
             t = memo.get(line)
             if t is None:

@@ -31,7 +31,8 @@ __all__ = ["normalise_op_text", "OpSummary", "OpDiff", "PassInput", "PassChange"
            "stage_origins", "op_lives", "dialect_of"]
 
 # Snapshot kind (the bundle's ``passes.kind``) -> the irscope.ir stage that parses it.
-_KIND_STAGE = {"mlir": "mlir", "llvm": "llir"}
+# MIR (codegen passes) goes through the LLVM IR parser, which reads MIR functions too.
+_KIND_STAGE = {"mlir": "mlir", "llvm": "llir", "mir": "llir"}
 # Stage (the bundle's ``stages.stage``) -> snapshot kind its final text is printed in.
 # The llir stage's passes are MLIR but its final text is LLVM IR: the two cannot be
 # compared, so the last MLIR pass of llir has no known "after".
@@ -198,6 +199,8 @@ class PassChange:
     name: str
     argument: str
     when: str
+    kind: str
+    """Snapshot kind: ``mlir``, ``llvm`` (LLVM IR) or ``mir`` (machine IR of codegen passes)."""
     internal: bool
     """A snapshot printed inside another pass (e.g. the pipeliner's steps): its
     change is from the previous snapshot to this one, and it is left out of sums."""
@@ -227,7 +230,7 @@ class PassChange:
         """The fixed JSON shape of ``irscope passes --json``."""
         return {
             "index": self.index, "stage": self.stage, "name": self.name, "argument": self.argument,
-            "when": self.when, "internal": self.internal, "after_known": self.after_known,
+            "when": self.when, "kind": self.kind, "internal": self.internal, "after_known": self.after_known,
             "changed": self.changed, "added": self.added, "removed": self.removed,
             "modified": self.modified, "ops_by_dialect": self.ops_by_dialect,
             "ops_before": self.ops_before, "ops_after": self.ops_after,
@@ -312,14 +315,14 @@ def pass_changes(passes: Sequence[PassInput], finals: Mapping[str, str],
         internal = p.when == "internal"
         if before_text is None or after_text is None:
             bsum = cache.summary(before_text, stage) if before_text is not None and stage else None
-            out.append(PassChange(i, p.stage, p.name, p.argument, p.when, internal, False, False,
+            out.append(PassChange(i, p.stage, p.name, p.argument, p.when, p.kind, internal, False, False,
                                   0, 0, 0, {}, bsum.total if bsum else 0, 0, before_summary=bsum))
             continue
         bsum = cache.summary(before_text, stage)
         asum = cache.summary(after_text, stage)
         changed = before_text != after_text
         diff = cache.diff(bsum, asum) if changed else EMPTY_DIFF
-        out.append(PassChange(i, p.stage, p.name, p.argument, p.when, internal, True, changed,
+        out.append(PassChange(i, p.stage, p.name, p.argument, p.when, p.kind, internal, True, changed,
                               diff.added, diff.removed, diff.modified, dict(asum.dialects),
                               bsum.total, asum.total, dict(diff.by_name),
                               before_summary=bsum, after_summary=asum))
