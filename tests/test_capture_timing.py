@@ -1,8 +1,11 @@
-"""MLIR pass timing reports (MLIR_ENABLE_TIMING) matched to pass snapshots."""
+"""Pass timing reports (MLIR_ENABLE_TIMING, LLVM_ENABLE_TIMING) matched to pass snapshots."""
+
+from pathlib import Path
 
 import pytest
 
-from irscope.capture.timing import assign_times, parse_timing_reports
+from irscope.capture.timing import (assign_numbered_times, assign_times, parse_llvm_timing_reports,
+                                    parse_timing_reports)
 
 # As Triton 3.6 printed it for a small kernel's ttir stage (real output, trimmed).
 REPORT = """\
@@ -42,3 +45,38 @@ def test_assign_in_order_with_nested_dumps():
 def test_an_unmatched_entry_does_not_shift_the_rest():
     report = [("A", 1.0), ("Ghost", 9.0), ("B", 2.0)]
     assert assign_times(["A", "X", "B", "C", "D", "E", "Ghost"], report) == [1.0, None, 2.0, None, None, None, None]
+
+
+# The two reports LLVM's legacy pass manager printed for vector_add on sm_90 (Triton
+# 3.6, LLVM_ENABLE_TIMING=1): the always-inline run, then the NVPTX codegen pipeline.
+LLVM_REPORT = (Path(__file__).parent / "data" / "llvm_timing_report.txt").read_text()
+
+
+def test_parse_llvm_reports_takes_the_wall_time_column():
+    first, codegen = parse_llvm_timing_reports(LLVM_REPORT)
+    assert set(first) == {"Module Verifier", "Inliner for always_inline functions"}
+    assert codegen["NVPTX DAG->DAG Pattern Instruction Selection"] == 0.0012
+    assert "Slot index numbering #2" in codegen and "Total" not in codegen
+    assert len(codegen) > 100
+
+
+def test_assign_numbered_times_counts_instances_per_report():
+    reports = [{"Module Verifier": 0.5, "Inliner": 0.25},
+               {"Module Verifier": 1.0, "Slot index numbering": 2.0, "Slot index numbering #2": 3.0}]
+    names = ["Inliner", "Module Verifier", "Pre-ISel", "Module Verifier", "Slot index numbering",
+             "Slot index numbering"]
+    assert assign_numbered_times(names, reports) == [0.25, 0.5, None, 1.0, 2.0, 3.0]
+
+
+def test_a_report_after_the_last_llvm_dump_is_not_part_of_it():
+    from irscope.capture.passdump import split_llvm_pass_dump
+
+    body = "define void @k() {\n  ret void\n}\n"
+    stream = ("# *** IR Dump After Machine code sinking (machine-sink) ***:\n" + body
+              + "# *** IR Dump After NVPTX Assembly Printer (nvptx-asm-printer) ***:\n" + body
+              + LLVM_REPORT)
+    dump = split_llvm_pass_dump(stream)
+    assert [s.text.strip() for s in dump] == [body.strip(), body.strip()]
+    other = "\n".join(text for _, text in dump.other)
+    assert "Pass execution timing report" in other and "Slot index numbering #2" in other
+    assert len(parse_llvm_timing_reports(other)) == 2

@@ -6,7 +6,8 @@ import json
 import os
 
 from irscope.capture.passdump import split_pass_dump
-from irscope.capture.timing import assign_times, parse_timing_reports
+from irscope.capture.timing import (assign_numbered_times, assign_times, parse_llvm_timing_reports,
+                                    parse_timing_reports)
 from irscope.capture.model import CapturedKernel, PassRecord
 from irscope.capture.tools import Resources, amdgcn_resources, resources_from_binary, sass_with_lines
 
@@ -95,6 +96,11 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
             for p, secs in zip(mlir, assign_times([p.name for p in mlir], report, nested)):
                 if secs is not None and p.seconds is None:
                     p.seconds = secs
+        legacy = [p for p in stage_passes if p.kind in ("llvm", "mir")]
+        llvm_reports = parse_llvm_timing_reports(stray) if legacy else []
+        for p, secs in zip(legacy, assign_numbered_times([p.name for p in legacy], llvm_reports)):
+            if secs is not None and p.seconds is None:
+                p.seconds = secs
         passes.extend(stage_passes)
     if covered < len(dump):
         logs.append(dump[covered:].decode("utf-8", "replace"))

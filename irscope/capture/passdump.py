@@ -52,6 +52,11 @@ _NOISE_WORDS = ("Running pass", "Running analysis", "Invalidating analysis",
                 "Skipping pass")
 # /path/knobs.py:504: UserWarning: TRITON_DEFAULT_FP_FUSION is unset ...
 _PY_WARNING_RE = re.compile(r"\.py:\d+: \w*Warning: ")
+# A pass timing report (MLIR_ENABLE_TIMING / LLVM_ENABLE_TIMING), printed when a pass
+# manager is destroyed, so often right after the last LLVM dump of a stage: from its
+# first ===---=== banner to its "Total" line.
+_REPORT_START_RE = re.compile(r"===-{20,}===")
+_REPORT_END_RE = re.compile(r"%\)[ \t]+Total[ \t\r]*(?=\n|$)")
 # A line that is neither blank nor an alias definition (#loc3 = ..., !t = ...).
 _NOT_ALIAS_RE = re.compile(r"\n(?![#!]|[ \t\r]*(?:\n|$))")
 _LEGACY_ARG_RE = re.compile(r"^(?P<desc>.*?)\s*\((?P<arg>[\w.-]+)\)$")
@@ -353,6 +358,16 @@ def _noise(text: str, start: int, end: int) -> list[tuple[int, int]]:
         if text.startswith("  ", le, end):  # the source line Python quotes
             le = _line_end(text, le, end)
         found.append((max(ls, start), le))
+    pos = start
+    while True:
+        r = _REPORT_START_RE.search(text, pos, end)
+        if r is None:
+            break
+        ls = text.rfind("\n", start, r.start()) + 1 or start
+        stop = _REPORT_END_RE.search(text, r.end(), end)
+        le = _line_end(text, stop.end(), end) if stop else end
+        found.append((ls, le))
+        pos = le
     return sorted(found)
 
 

@@ -35,7 +35,8 @@ POLL_S = 0.05
 
 # Switches the capture turns on (all part of Triton's cache key, hence the
 # private cache and TRITON_ALWAYS_COMPILE).
-DUMP_SWITCHES = {"TRITON_ALWAYS_COMPILE": "1", "MLIR_ENABLE_DUMP": "1", "MLIR_ENABLE_TIMING": "1"}
+DUMP_SWITCHES = {"TRITON_ALWAYS_COMPILE": "1", "MLIR_ENABLE_DUMP": "1", "MLIR_ENABLE_TIMING": "1",
+                 "LLVM_ENABLE_TIMING": "1"}
 LLVM_SWITCHES = {"LLVM_IR_ENABLE_DUMP": "1"}
 # A user's own dump settings would split or steal the stream we read.
 CLEARED = ("MLIR_DUMP_PATH", "TRITON_KERNEL_DUMP", "TRITON_KERNEL_OVERRIDE", "TRITON_DISABLE_LINE_INFO", "TRITON_INTERPRET")

@@ -1,4 +1,6 @@
-"""MLIR's pass timing reports (``MLIR_ENABLE_TIMING=1``), matched to pass snapshots.
+"""Pass timing reports, matched to pass snapshots: MLIR's (``MLIR_ENABLE_TIMING=1``)
+and LLVM's legacy pass manager's (``LLVM_ENABLE_TIMING=1``; see
+:func:`parse_llvm_timing_reports`).
 
 Each pass manager run (one per stage) prints, when it ends::
 
@@ -84,4 +86,67 @@ def assign_times(pass_names: Sequence[str], report: Sequence[tuple[str, float]],
                 seen += 1
                 if seen >= LOOKAHEAD:
                     break
+    return out
+
+
+_LLVM_REPORT = "Pass execution timing report"
+
+
+def parse_llvm_timing_reports(text: str) -> list[dict[str, float]]:
+    """Every report of LLVM's legacy pass manager in ``text`` (``LLVM_ENABLE_TIMING=1``;
+    Triton's ``make_ptx`` runs its codegen pipeline there)::
+
+        ===-------------------------------------------------------------------------===
+                                  Pass execution timing report
+        ===-------------------------------------------------------------------------===
+          Total Execution Time: 0.0030 seconds (0.0030 wall clock)
+           ---User Time---   --System Time--   --User+System--   ---Wall Time---  --- Name ---
+           0.0012 ( 40.0%)   0.0000 (  0.0%)   0.0012 ( 39.4%)   0.0012 ( 39.3%)  NVPTX DAG->DAG Pattern Instruction Selection
+           ...
+           0.0000 (  0.2%)   ...   Slot index numbering #2
+
+    Entries are sorted by time, not run order; the ``k``-th instance of a pass is
+    named ``Name #k`` (the first one plain). Gives ``{name: wall seconds}`` per report.
+    """
+    reports: list[dict[str, float]] = []
+    current: dict[str, float] | None = None
+    for line in text.splitlines():
+        if _LLVM_REPORT in line:
+            current = {}
+            reports.append(current)
+            continue
+        if current is None:
+            continue
+        m = _ENTRY.match(line)
+        if not m:
+            continue
+        if m["name"] == "Total":
+            current = None
+            continue
+        current[m["name"]] = float(m["secs"])
+    return reports
+
+
+def assign_numbered_times(pass_names: Sequence[str], reports: Sequence[dict[str, float]]) -> list[float | None]:
+    """Seconds for each snapshot from :func:`parse_llvm_timing_reports` reports.
+
+    Each report is one pass manager run, printed after it, so reports take the
+    snapshots in order: the ``k``-th snapshot named ``N`` since the previous report's
+    last match is ``N`` (k = 1) or ``N #k`` in this one. Snapshots no entry names
+    (new pass manager passes, which these reports do not time) stay ``None``.
+    """
+    out: list[float | None] = [None] * len(pass_names)
+    cursor = 0
+    for report in reports:
+        seen: dict[str, int] = {}
+        last = -1
+        for i in range(cursor, len(pass_names)):
+            name = pass_names[i]
+            k = seen[name] = seen.get(name, 0) + 1
+            secs = report.get(name if k == 1 else f"{name} #{k}")
+            if secs is not None:
+                out[i] = secs
+                last = i
+        if last >= 0:
+            cursor = last + 1
     return out
