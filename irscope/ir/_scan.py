@@ -18,6 +18,9 @@ _OPENERS = "<({["
 
 
 _BRACKET_RE = re.compile(r"[<({\[]")
+_NESTING_RE = re.compile(r"[<({]")
+# A comma or another '[' while a '[' is open: then commas may not all be top level.
+_COMMA_IN_SQUARE_RE = re.compile(r"\[[^\]]*[,\[]")
 
 
 def _open_count(s: str) -> int:
@@ -60,8 +63,11 @@ def _blank(m: re.Match) -> str:
 
 def split_top(s: str) -> list[str]:
     """Split ``s`` at top-level commas; pieces are stripped, empty ones dropped."""
-    if '"' not in s and _BRACKET_RE.search(s) is None and "->" not in s:  # all top level
-        return [p for p in (q.strip() for q in s.split(",")) if p]
+    # Common cases at C speed: no brackets at all, or only [...] groups without commas
+    # inside (PTX addresses such as [%rd1+4]): then every comma is at top level.
+    if '"' not in s and _NESTING_RE.search(s) is None and ("[" not in s or _COMMA_IN_SQUARE_RE.search(s) is None):
+        out = [q.strip() for q in s.split(",")]
+        return [q for q in out if q] if "" in out else out
     depth = 0
     pieces = []
     last = 0
