@@ -11,23 +11,7 @@ from hypothesis import given, settings, strategies as st
 from irscope.ir import _scan
 
 
-def _reference(s: str) -> list[str]:
-    depth, pieces, last = 0, [], 0
-    for m in _scan._TOK_RE.finditer(s):
-        tok = m.group()
-        c = tok[0]
-        if c == '"' or tok == "->" or tok == " : ":
-            continue
-        if c == ",":
-            if depth == 0:
-                pieces.append(s[last:m.start()].strip())
-                last = m.end()
-        elif c in _scan._OPENERS:
-            depth += 1
-        elif depth:
-            depth -= 1
-    pieces.append(s[last:].strip())
-    return [p for p in pieces if p]
+_reference = _scan.split_top_scan
 
 
 LINES = sorted({line.strip() for p in (Path(__file__).parent / "data" / "ir").rglob("*")

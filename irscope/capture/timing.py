@@ -35,13 +35,13 @@ _REPORT = "... Execution time report ..."
 LOOKAHEAD = 4
 
 
-def parse_timing_reports(text: str) -> list[list[tuple[str, float]]]:
-    """Every timing report in ``text``: a list of (pass name, seconds) in run order,
-    without analyses, pipeline adaptors, ``Rest`` and ``Total``."""
+def _reports(text: str, banner: str) -> list[list[tuple[str, float]]]:
+    """(name, seconds) of every entry of every report headed by ``banner``, up to and
+    without its ``Total`` line."""
     reports: list[list[tuple[str, float]]] = []
     current: list[tuple[str, float]] | None = None
     for line in text.splitlines():
-        if _REPORT in line:
+        if banner in line:
             current = []
             reports.append(current)
             continue
@@ -50,14 +50,19 @@ def parse_timing_reports(text: str) -> list[list[tuple[str, float]]]:
         m = _ENTRY.match(line)
         if not m:
             continue
-        name = m["name"]
-        if name == "Total":
+        if m["name"] == "Total":
             current = None
             continue
-        if name.startswith("(A)") or name.endswith(" Pipeline") or name == "Rest":
-            continue
-        current.append((name, float(m["secs"])))
+        current.append((m["name"], float(m["secs"])))
     return reports
+
+
+def parse_timing_reports(text: str) -> list[list[tuple[str, float]]]:
+    """Every timing report in ``text``: a list of (pass name, seconds) in run order,
+    without analyses, pipeline adaptors, ``Rest`` and ``Total``."""
+    return [[(name, secs) for name, secs in report
+             if not (name.startswith("(A)") or name.endswith(" Pipeline") or name == "Rest")]
+            for report in _reports(text, _REPORT)]
 
 
 def assign_times(pass_names: Sequence[str], report: Sequence[tuple[str, float]],
@@ -108,23 +113,7 @@ def parse_llvm_timing_reports(text: str) -> list[dict[str, float]]:
     Entries are sorted by time, not run order; the ``k``-th instance of a pass is
     named ``Name #k`` (the first one plain). Gives ``{name: wall seconds}`` per report.
     """
-    reports: list[dict[str, float]] = []
-    current: dict[str, float] | None = None
-    for line in text.splitlines():
-        if _LLVM_REPORT in line:
-            current = {}
-            reports.append(current)
-            continue
-        if current is None:
-            continue
-        m = _ENTRY.match(line)
-        if not m:
-            continue
-        if m["name"] == "Total":
-            current = None
-            continue
-        current[m["name"]] = float(m["secs"])
-    return reports
+    return [dict(report) for report in _reports(text, _LLVM_REPORT)]
 
 
 def assign_numbered_times(pass_names: Sequence[str], reports: Sequence[dict[str, float]]) -> list[float | None]:

@@ -68,6 +68,11 @@ def split_top(s: str) -> list[str]:
     if '"' not in s and _NESTING_RE.search(s) is None and ("[" not in s or _COMMA_IN_SQUARE_RE.search(s) is None):
         out = [q.strip() for q in s.split(",")]
         return [q for q in out if q] if "" in out else out
+    return split_top_scan(s)
+
+
+def split_top_scan(s: str) -> list[str]:
+    """:func:`split_top` token by token, for any text (its reference implementation)."""
     depth = 0
     pieces = []
     last = 0
