@@ -180,7 +180,6 @@ def child(bundle: str, trace_dir: str | None, what: str) -> dict:
     if trace_dir:
         from tritonparse_compare import load_trace_events
         events = load_trace_events(trace_dir)
-    import gc
     gc.collect()
     res: dict = {}
     if what in ("index", "trees"):

@@ -2,8 +2,6 @@
 
 from pathlib import Path
 
-import pytest
-
 from irscope.capture.timing import (assign_numbered_times, assign_times, parse_llvm_timing_reports,
                                     parse_timing_reports)
 

@@ -30,8 +30,6 @@ _LOC_RE = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:\s*,\s*function_name\s+[\
                      r"(?:\s*,\s*inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?\s*(?://\s*(.*))?$")
 # .file	1 "/abs/k.py"   /   .file 1 "/abs" "k.py"
 _FILE_RE = re.compile(r'\.file\s+(\d+)\s+"((?:[^"\\]|\\.)*)"(?:\s+"((?:[^"\\]|\\.)*)")?')
-# @%p1 ld.global.b32 { %r1 }, [ %rd1 + 0 ];   /   ret;
-_INSTR_RE = re.compile(r"(@!?%?[\w]+\s+)?([a-z_][\w.:]*)(?:\s+(.*?))?\s*(;)?\s*(?://.*)?$")
 # standard.py:263:15 @[ kernels.py:67:19 ]
 _FRAME_RE = re.compile(r"([^\s@\[\]]+):(\d+):(\d+)")
 # Base names (before the first '.') of the PTX instructions; a line whose opcode is
@@ -136,6 +134,7 @@ def _params(rest: str) -> tuple:
     return tuple(out)
 
 
+# @%p1 ld.global.b32 { %r1 }, [ %rd1 + 0 ];   /   ret;
 _PRED_RE = re.compile(r"@!?%?\w+\s")
 _OPCODE_RE = re.compile(r"[a-z_][\w.:]*")
 
