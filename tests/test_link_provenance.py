@@ -260,3 +260,29 @@ def test_op_lives_counts_add_up_on_a_real_pass_dump():
         assert sum(map(len, births.values())) == end
         assert start + made - len(gone) == end
         assert all(g.born is None or g.born < g.erased for g in gone)
+
+
+def test_llvm_scope_changes_are_not_pass_changes():
+    """LLVM passes print the whole module or just one function: declarations come and
+    go between snapshots without any pass touching them."""
+    from pathlib import Path
+
+    module = (Path(__file__).parent / "data" / "ir" / "3.6.0" / "add_sm90" / "add_kernel.llir").read_text()
+    start = module.index("define ")
+    function = module[start:module.index("\n}\n", start) + 3]
+    assert "declare" in module and "declare" not in function
+
+    def snap(name, text):
+        return PassInput("ptx", name, name.lower(), "after", "llvm", text)
+
+    changes = pass_changes([snap("A", module), snap("B", function), snap("C", module)], {"llir": module})
+    # A's input is the llir file (the ptx stage starts from it); none of them changed an op
+    assert [c.after_known for c in changes] == [True, True, True]
+    assert [c.changed for c in changes] == [False, False, False]
+    assert all(c.added == c.removed == c.modified == 0 for c in changes)
+    assert changes[0].ops_after == changes[1].ops_after  # declarations are not counted
+    # a real edit in a function-level dump still shows
+    edited = function.replace("fadd", "fsub", 1)
+    c = pass_changes([snap("A", module), snap("B", edited)], {"llir": module})[1]
+    assert c.changed and (c.added, c.removed, c.modified) == (1, 1, 0)
+    assert c.by_name == {"fadd": (0, 1, 0), "fsub": (1, 0, 0)}

@@ -37,6 +37,23 @@ _KIND_STAGE = {"mlir": "mlir", "llvm": "llir", "mir": "llir"}
 # The llir stage's passes are MLIR but its final text is LLVM IR: the two cannot be
 # compared, so the last MLIR pass of llir has no known "after".
 _STAGE_KIND = {"ttir": "mlir", "ttgir": "mlir", "llir": "llvm"}
+# (stage, snapshot kind) -> the stage whose final text is the input of that stage's
+# first pass of that kind: make_ptx's codegen pipeline starts from the llir file.
+_STAGE_INPUT = {("ptx", "llvm"): "llir"}
+
+# LLVM passes print either the whole module or just the function they ran on
+# (function passes of the new pass manager, some legacy ones), so declarations and
+# globals come and go between consecutive snapshots without any pass touching them:
+# LLVM summaries count the ops inside functions only.
+_MODULE_LEVEL = frozenset({"declare", "global"})
+
+
+def _module_scope(text: str) -> bool:
+    """Whether an LLVM IR snapshot prints the whole module (its first line is the
+    module header) rather than one function."""
+    head = text.lstrip()[:64]
+    return head.startswith(("; ModuleID", "source_filename", "target "))
+
 
 def dialect_of(op_name: str) -> str:
     """Dialect prefix of an op name: ``ttg`` for ``ttg.convert_layout``; for a name
@@ -159,7 +176,10 @@ class ProvenanceCache:
         k = (stage, self.key(text))
         hit = self.summaries.get(k)
         if hit is None:
-            hit = summarise_forms(op_forms(stage, text, self.parse_cache))
+            forms = op_forms(stage, text, self.parse_cache)
+            if stage == "llir":  # see _MODULE_LEVEL
+                forms = [f for f in forms if f[0] not in _MODULE_LEVEL]
+            hit = summarise_forms(forms)
             self.summaries[k] = hit
         return hit
 
@@ -312,6 +332,9 @@ def pass_changes(passes: Sequence[PassInput], finals: Mapping[str, str],
                 if q.kind == p.kind and q.when in ("after", "after-failed"):
                     before_text = q.text
                     break
+            prev = _STAGE_INPUT.get((p.stage, p.kind))
+            if before_text is None and prev and isinstance(finals.get(prev), str):
+                before_text = finals[prev]  # the stage's first pass: the previous stage's output
         internal = p.when == "internal"
         if before_text is None or after_text is None:
             bsum = cache.summary(before_text, stage) if before_text is not None and stage else None
@@ -322,6 +345,10 @@ def pass_changes(passes: Sequence[PassInput], finals: Mapping[str, str],
         asum = cache.summary(after_text, stage)
         changed = before_text != after_text
         diff = cache.diff(bsum, asum) if changed else EMPTY_DIFF
+        if changed and stage == "llir" and _module_scope(before_text) != _module_scope(after_text):
+            # One side printed the whole module, the other one function: the texts
+            # differ by what was printed, so only a difference in the ops says the pass did something.
+            changed = bool(diff.added or diff.removed or diff.modified)
         out.append(PassChange(i, p.stage, p.name, p.argument, p.when, p.kind, internal, True, changed,
                               diff.added, diff.removed, diff.modified, dict(asum.dialects),
                               bsum.total, asum.total, dict(diff.by_name),
