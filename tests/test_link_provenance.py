@@ -286,3 +286,35 @@ def test_llvm_scope_changes_are_not_pass_changes():
     c = pass_changes([snap("A", module), snap("B", edited)], {"llir": module})[1]
     assert c.changed and (c.added, c.removed, c.modified) == (1, 1, 0)
     assert c.by_name == {"fadd": (0, 1, 0), "fsub": (1, 0, 0)}
+
+
+@pytest.mark.slow
+def test_llvm_passes_capture_diffs_times_and_origins(tmp_path):
+    """With --llvm-passes: LLVM and MIR passes diffed, codegen passes timed, and the
+    final LLVM IR's ops traced to the LLVM passes that made them."""
+    path = tmp_path / "l.irscope"
+    irscope("run", SAMPLES / "vector_add.py", "-o", path, "-q", "--llvm-passes", check=True)
+    passes = json.loads(irscope("passes", path, "add_kernel", "--json", check=True).stdout)
+    by_index = {p["index"]: p for p in passes}
+    kinds = {p["kind"] for p in passes}
+    assert {"mlir", "llvm", "mir"} <= kinds
+    codegen = [p for p in passes if p["stage"] == "ptx"]
+    assert codegen and all(p["seconds"] is not None for p in codegen)  # LLVM_ENABLE_TIMING report
+    # LLVM IR passes: the first one is compared with the llir file; MIR ones with the
+    # previous MIR dump (instruction selection, the first, turns IR into MIR: unknown)
+    assert all(p["after_known"] for p in codegen if p["kind"] == "llvm")
+    mir = [p for p in codegen if p["kind"] == "mir"]
+    assert not mir[0]["after_known"] and all(p["after_known"] for p in mir[1:])
+    assert any(p["changed"] and p["removed"] for p in mir)
+    # module-level and function-level dumps alternate; that alone is no change: the
+    # verifier changes nothing
+    verifier = [p for p in codegen if p["name"] == "Module Verifier"]
+    assert verifier and not any(p["changed"] for p in verifier)
+    origins = json.loads(irscope("passes", path, "add_kernel", "--origins", "--json", check=True).stdout)
+    llir = origins["stages"]["llir"]
+    makers = {op["introduced_by"]["name"] for op in llir["ops"] if op["introduced_by"]}
+    assert "InstCombinePass" in makers
+    for op in llir["ops"]:
+        if op["introduced_by"]:
+            p = by_index[op["introduced_by"]["index"]]
+            assert p["stage"] == "llir" and p["kind"] == "llvm"

@@ -47,14 +47,16 @@ def capture_pass_changes(bundle: Bundle, capture_id: int) -> list[PassChange]:
     return pass_changes(inputs, finals)
 
 
-# Stages whose final text is the IR their passes print (llir's final text is LLVM
-# IR while its passes print MLIR, so its ops cannot be traced back to them).
-_ORIGIN_STAGES = ("ttir", "ttgir")
+# Stages whose final text is the IR their passes print, and the snapshot kind that
+# does: llir runs MLIR passes (their result is not printed as LLVM IR) and then,
+# captured with --llvm-passes, LLVM ones, whose last result is the llir file.
+_ORIGIN_STAGES = {"ttir": "mlir", "ttgir": "mlir", "llir": "llvm"}
 
 
 def _origins(bundle: Bundle, row, changes: list[PassChange], as_json: bool) -> int:
-    """``passes --origins``: every op of the final TTIR/TTGIR with the pass that made
-    it, and every op instance the stage's passes erased (made by, erased by)."""
+    """``passes --origins``: every op of the final TTIR/TTGIR (and LLVM IR, when LLVM
+    passes were captured) with the pass that made it, and every op instance the
+    stage's passes erased (made by, erased by)."""
     from collections import Counter
 
     from irscope.ir import op_form, parse_stage
@@ -67,10 +69,11 @@ def _origins(bundle: Bundle, row, changes: list[PassChange], as_json: bool) -> i
         return {"index": c.index, "name": c.name, "argument": c.argument}
 
     out: dict[str, dict] = {}
-    for stage in _ORIGIN_STAGES:
-        if stage not in row.stages:
+    for stage, kind in _ORIGIN_STAGES.items():
+        if stage not in row.stages or not any(c.stage == stage and c.kind == kind and c.after_known
+                                              for c in changes):
             continue
-        births, gone = op_lives(changes, stage)
+        births, gone = op_lives(changes, stage, kind)
         seen: Counter = Counter()
         ops = []
         for op in parse_stage(stage, bundle.stage_text(row.id, stage)).ops():

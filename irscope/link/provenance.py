@@ -426,7 +426,8 @@ class OpLife:
     stage's final IR."""
 
 
-def op_lives(changes: Sequence[PassChange], stage: str) -> tuple[dict[tuple[str, str], list[int | None]], list[OpLife]]:
+def op_lives(changes: Sequence[PassChange], stage: str, kind: str | None = None
+             ) -> tuple[dict[tuple[str, str], list[int | None]], list[OpLife]]:
     """Per op instance of ``stage``: the pass that made it and, for the ones that do
     not reach the stage's final IR, the pass that erased it.
 
@@ -439,9 +440,11 @@ def op_lives(changes: Sequence[PassChange], stage: str) -> tuple[dict[tuple[str,
     Returns the births of the final IR's instances per form, oldest first (the
     stage's input, ``None``, before any pass), and every erased instance in the
     order erased. Callers give the ``i``-th op of a form in text order the ``i``-th birth.
+    ``kind`` keeps only snapshots of that kind (``llir`` runs MLIR passes, then LLVM
+    ones: only the LLVM ones end in its final LLVM IR).
     """
     steps = [c for c in changes if c.stage == stage and not c.internal and c.after_known
-             and c.after_summary is not None]
+             and c.after_summary is not None and (kind is None or c.kind == kind)]
     if not steps:
         return {}, []
     start = steps[0].before_summary
