@@ -318,3 +318,24 @@ def test_llvm_passes_capture_diffs_times_and_origins(tmp_path):
         if op["introduced_by"]:
             p = by_index[op["introduced_by"]["index"]]
             assert p["stage"] == "llir" and p["kind"] == "llvm"
+
+
+def test_dialect_of():
+    from irscope.link.provenance import dialect_of
+
+    assert dialect_of("ttg.convert_layout") == "ttg"
+    assert dialect_of("fadd") == "llvm"
+    assert dialect_of("COPY") == "mir" and dialect_of("LD_i32") == "mir"
+
+
+@pytest.mark.slow
+def test_passes_filters(vector_add_bundle, vector_add_passes):
+    got = json.loads(irscope("passes", vector_add_bundle, "add_kernel", "--stage", "ttgir", "--changed", "--json",
+                             check=True).stdout)
+    want = [p for p in vector_add_passes if p["stage"] == "ttgir" and p["changed"]]
+    assert got == want and got  # same objects: indexes and diffs are those of the whole list
+    bad = irscope("passes", vector_add_bundle, "add_kernel", "--stage", "nope")
+    assert bad.returncode == 1 and "no passes in stage 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+    import re
+    out = irscope("passes", vector_add_bundle, "add_kernel", "--stage", "ttir", check=True).stdout
+    assert re.search(rf"{sum(p['stage'] == 'ttir' for p in vector_add_passes)} of {len(vector_add_passes)} passes", out)

@@ -124,20 +124,28 @@ def _passes(bundle: Bundle, args) -> int:
     if args.origins:
         return _origins(bundle, row, changes, args.json)
     seconds = [r.seconds for r in bundle.passes(row.id)]  # same order as changes
+    stages = dict.fromkeys(c.stage for c in changes)
+    if args.stage and args.stage not in stages:
+        raise IrscopeError(f"{row.kernel} [{row.variant}] {row.target} has no passes in stage {args.stage!r}; "
+                           f"it has: {', '.join(stages)}")
+    # Filters keep each pass's index and its diff, which were computed on all passes.
+    rows = [(c, secs) for c, secs in zip(changes, seconds)
+            if (not args.stage or c.stage == args.stage) and (not args.changed or c.changed)]
     if args.json:
-        print(json.dumps([c.to_json() | {"seconds": s} for c, s in zip(changes, seconds)], indent=2))
+        print(json.dumps([c.to_json() | {"seconds": s} for c, s in rows], indent=2))
         return 0
     info = bundle.capture_info(row.id)
     stage_seconds = info.get("stage_seconds") or {}
     if isinstance(stage_seconds, str):
         stage_seconds = json.loads(stage_seconds)
-    t = Table(header_style="bold", title=f"{row.kernel} [{row.variant}] {row.target}: {len(changes)} passes")
+    shown = f"{len(rows)} of {len(changes)} passes" if len(rows) != len(changes) else f"{len(changes)} passes"
+    t = Table(header_style="bold", title=f"{row.kernel} [{row.variant}] {row.target}: {shown}")
     for col, just in (("#", "right"), ("stage", "left"), ("pass", "left"), ("argument", "left"),
                       ("changed", "left"), ("+add", "right"), ("-rm", "right"), ("~mod", "right"),
                       ("ops", "right"), ("time", "right"), ("top dialects", "left")):
         t.add_column(col, justify=just)
     prev_stage = None
-    for c, secs in zip(changes, seconds):
+    for c, secs in rows:
         if prev_stage is not None and c.stage != prev_stage:
             t.add_section()
         prev_stage = c.stage
@@ -154,15 +162,17 @@ def _passes(bundle: Bundle, args) -> int:
                   str(c.ops_after) if c.after_known else "", _ms(secs), dialects)
     console = stdout_console()
     console.print(t)
-    for stage in dict.fromkeys(c.stage for c in changes):
+    for stage in stages:
+        if args.stage and stage != args.stage:
+            continue
         of = [c for c in changes if c.stage == stage and not c.internal]
         n_changed = sum(1 for c in of if c.changed)
         secs = stage_seconds.get(stage)
         time_txt = f", {secs:.3f} s for the stage" if isinstance(secs, (int, float)) else ""
         console.print(f"{stage}: {len(of)} passes, {n_changed} changed the IR{time_txt}", highlight=False)
-    console.print("time: MLIR's pass timing (empty where the report does not name the pass, e.g. the 2nd..nth "
-                  "run of a nested pass, and for LLVM passes); '?' = result not comparable (kept only as LLVM IR).",
-                  style="dim", highlight=False)
+    console.print("time: MLIR's and LLVM's pass timing reports (empty where no report names the pass: the "
+                  "2nd..nth run of a nested pass, the llir stage's LLVM passes); '?' = the IR on one side of "
+                  "the pass was not printed in a comparable form.", style="dim", highlight=False)
     return 0
 
 

@@ -75,8 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     ps = sub.add_parser("passes", help="what each compiler pass changed (op counts per pass)")
     selection(ps)
     ps.add_argument("--json", action="store_true", help="a JSON list, one object per pass")
+    ps.add_argument("--stage", metavar="S", help="only the passes of this stage (ttir, ttgir, llir, ptx)")
+    ps.add_argument("--changed", action="store_true", help="only the passes that changed the IR")
     ps.add_argument("--origins", action="store_true",
-                    help="instead: each op of the final TTIR/TTGIR with the pass that made it, and the ops passes erased")
+                    help="instead: each op of the final TTIR/TTGIR (and LLVM IR, with --llvm-passes) with "
+                         "the pass that made it, and the ops passes erased")
 
     sh = sub.add_parser("show", help="the ops of every stage that come from one Python line")
     selection(sh, kernel_optional=True)

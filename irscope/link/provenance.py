@@ -56,10 +56,13 @@ def _module_scope(text: str) -> bool:
 
 
 def dialect_of(op_name: str) -> str:
-    """Dialect prefix of an op name: ``ttg`` for ``ttg.convert_layout``; for a name
-    without a dot (LLVM IR opcodes) the name itself is not a dialect, so ``llvm``."""
+    """Dialect prefix of an op name: ``ttg`` for ``ttg.convert_layout``. A name without
+    a dot is an instruction: ``mir`` for a machine opcode (``COPY``, ``LD_i32``: upper
+    case), ``llvm`` for an LLVM IR one (``fadd``)."""
     head, dot, _ = op_name.partition(".")
-    return head if dot else "llvm"
+    if dot:
+        return head
+    return "mir" if op_name[:1].isupper() else "llvm"
 
 
 @dataclass(frozen=True, slots=True)
