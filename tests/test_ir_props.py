@@ -156,3 +156,29 @@ def test_split_arbitrary_text(junk):
     check_dump(split_pass_dump(text), text)
     text = "; *** IR Dump After X on f ***\n" + junk
     check_dump(split_pass_dump(text), text)
+
+
+def _op_rows(mod: Module) -> list[tuple]:
+    from irscope.ir import op_form
+
+    return [(op.name, op.results, op.operands, op.types, op.attributes, op.loc_ref, op.line, op.text,
+             op_form(op)) for op in mod.ops()]
+
+
+@pytest.mark.parametrize("stage", ["ttir", "ttgir", "llir"])
+@SETTINGS
+@given(data=st.data())
+def test_templates_and_forms_agree_with_the_direct_parse_on_garbled_text(stage, data):
+    """Snapshots are parsed through line templates, and summarised from name-erased
+    text; on any text both must give what the direct parse of a stage file gives."""
+    from irscope.ir import op_form, op_forms, parse_llvm
+
+    text = garble(data, TEXTS[stage])
+    direct = parse_stage(stage, text)
+    # parsed as a snapshot (stage "mlir" / "llvm"): through line templates
+    templated = (parse_llvm(text, "llvm", ParseCache()) if stage == "llir"
+                 else parse_stage("mlir", text, ParseCache()))
+    assert _op_rows(templated) == _op_rows(direct)
+    want = [(op.name, op_form(op)) for op in direct.ops() if op.name != "<unknown>" and op.name]
+    assert op_forms(stage, text) == want
+    assert op_forms(stage, text, ParseCache()) == want

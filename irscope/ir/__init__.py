@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from irscope import robust
+
 from ._guard import paused_gc
 from .forms import normalise_op_text, op_form
 from .llvm import op_forms_llvm, parse_llvm
@@ -42,14 +44,19 @@ def op_forms(stage: str, text: str, cache: ParseCache | None = None) -> list[tup
     lines left out, in text order: the same answer, without building the op tree.
 
     Summaries of whole snapshots (``irscope passes``, diffs of passes) need only
-    this; MLIR and LLVM IR take a fast path that classifies each line once per
-    template and never fills in names or resolves locations. Other stages are parsed.
+    this; MLIR and LLVM IR take a fast path that reads the text with its names
+    erased and never builds ops or resolves locations. Other stages are parsed.
+    Never raises on input text (a fast-path bug falls back to the parse, which
+    does not raise either).
     """
     family = stage_info(stage).family
-    if family == "mlir":
-        return op_forms_mlir(text, cache)
-    if family == "llvm":
-        return op_forms_llvm(text, cache)
+    fast = op_forms_mlir if family == "mlir" else op_forms_llvm if family == "llvm" else None
+    if fast is not None:
+        try:
+            return fast(text, cache)
+        except Exception:
+            if robust.STRICT:
+                raise
     return [(op.name, op_form(op)) for op in parse_stage(stage, text, cache).ops()
             if op.name != "<unknown>" and op.name]
 

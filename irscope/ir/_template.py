@@ -37,9 +37,11 @@ class Templater:
                  finish: Callable[[tuple, str], tuple] = lambda shape, template: shape):
         self._split = re.compile(tokens).split
         alt = "|".join(re.escape(s) for s in sorted(sigils, key=len, reverse=True))
-        # A placeholder never runs into name characters: the token took all of them.
-        self._fill_re = re.compile(f"(?:{alt})(\\d+)(?![\\w$.-])")
-        self._part_re = re.compile(f"({alt})(\\d+)(?![\\w$.-])(.*)", re.S)  # one placeholder + a tail
+        # A placeholder never runs into name characters: the token took all of them
+        # (but a '-' of an arrow '->', which no name takes).
+        end = r"(?![\w$.]|-(?!>))"
+        self._fill_re = re.compile(f"(?:{alt})(\\d+){end}")
+        self._part_re = re.compile(f"({alt})(\\d+){end}(.*)", re.S)  # one placeholder + a tail
         self._classify = classify
         # Completes a classified template with what is the same for all its lines
         # (the op's form), computed once per template instead of once per line.

@@ -10,8 +10,10 @@ import re
 
 __all__ = ["erase_names", "normalise_op_text", "op_form"]
 
-_VALUE_RE = re.compile(r"%[A-Za-z0-9_$.\-]+(?:#\d+)?(?::\d+)?")
-_BLOCK_RE = re.compile(r"\^[A-Za-z0-9_$.\-]+")
+# The same name characters as the parsers' tokens (\w, $, ., -), so that a form is
+# the same whichever way it was computed (see _template, op_forms).
+_VALUE_RE = re.compile(r"%[\w$.\-]+(?:#\d+)?(?::\d+)?")
+_BLOCK_RE = re.compile(r"\^[\w$.\-]+")
 # Location aliases are names too (#loc, #loc12): renumbered between snapshots.
 _LOCREF_RE = re.compile(r"#loc[\w$.-]*")
 _DBG_RE = re.compile(r",?[ \t]*!dbg[ \t]*!\d+")

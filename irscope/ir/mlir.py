@@ -33,14 +33,17 @@ _ALIAS_RE = re.compile(r"([#!][\w$.-]+) = (.*)$")
 # %pid = tt.get_program_id x : i32 loc(#loc2)   /   "tt.reduce"(%1) <{axis = 0 : i32}> ({
 # (DOTALL: an op whose string literal spans lines arrives here joined)
 _OP_RE = re.compile(r'(?:(%[^=]*?) = )?("[\w$.]+"|[A-Za-z_][\w$.]*)(.*)$', re.S)
+# A name's characters; a '-' just before '>' is the arrow of a function type (->),
+# not part of a name (the same rule as the line templates' tokens).
+_NAME = r"(?:[\w$.]|-(?!>))+"
 # %12:2  /  %pid
-_RESULT_RE = re.compile(r"(%[\w$.-]+)(?::(\d+))?")
+_RESULT_RE = re.compile(rf"(%{_NAME})(?::(\d+))?")
 # %acc#1  /  %arg0
-_VALUE_RE = re.compile(r"%[\w$.-]+(?:#\d+)?")
+_VALUE_RE = re.compile(rf"%{_NAME}(?:#\d+)?")
 # iter_args(%m_i = %cst, ...)  ->  %m_i is defined by the op's region
-_DEF_RE = re.compile(r"(%[\w$.-]+) = ")
+_DEF_RE = re.compile(rf"(%{_NAME}) = ")
 # ^bb0(%a: f32 loc(#loc3), %b: f32 loc(#loc3)):  // 2 preds: ^bb1, ^bb2
-_BLOCK_RE = re.compile(r"(\^[\w$.-]+)(\(.*\))?:\s*(?://.*)?$")
+_BLOCK_RE = re.compile(rf"(\^{_NAME})(\(.*\))?:\s*(?://.*)?$")
 # tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> loc(...), ...) attributes {...} {
 _FUNC_RE = re.compile(r'((?:\w+\.)?func)\s+((?:[a-z_]+\s+)*)@("(?:[^"\\]|\\.)*"|[\w$.-]+)(.*)$',
                       re.S)
@@ -209,7 +212,7 @@ def _with_form(shape: tuple, template: str) -> tuple:
     return shape
 
 
-_TEMPLATER = Templater(r"(%|\^|#loc)([\w$.-]+)", ("#loc", "%", "^"), _classify_safe, _with_form)
+_TEMPLATER = Templater(rf"(%|\^|#loc)({_NAME})", ("#loc", "%", "^"), _classify_safe, _with_form)
 
 
 def _classify_new(raw: str, shapes: dict) -> tuple:
@@ -284,8 +287,8 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list):
 
 
 # Every name token rewritten to one constant name per sigil: see op_forms_mlir.
-_ERASERS = (("%", re.compile(r"%[\w$.-]+").sub, "%0"), ("^", re.compile(r"\^[\w$.-]+").sub, "^0"),
-            ("#loc", re.compile(r"#loc[\w$.-]+").sub, "#loc0"))
+_ERASERS = (("%", re.compile(rf"%{_NAME}").sub, "%0"), ("^", re.compile(rf"\^{_NAME}").sub, "^0"),
+            ("#loc", re.compile(rf"#loc{_NAME}").sub, "#loc0"))
 
 
 def op_forms_mlir(text: str, cache: ParseCache | None = None) -> list[tuple[str, str]]:
