@@ -27,14 +27,21 @@ def main(args) -> int:
     raise IrscopeError(f"unknown command {args.command}")
 
 
-def capture_pass_changes(bundle: Bundle, capture_id: int) -> list[PassChange]:
-    """The :class:`PassChange` list of one capture, read from ``bundle``."""
-    rows = bundle.passes(capture_id)
+def capture_pass_changes(bundle: Bundle, capture_id: int, rows=None) -> list[PassChange]:
+    """The :class:`PassChange` list of one capture, read from ``bundle`` (``rows``:
+    its ``bundle.passes`` rows, when the caller has them already)."""
+    rows = bundle.passes(capture_id) if rows is None else rows
+    # Most passes change nothing, so many rows share a blob: decode each blob once and
+    # hand out the same string, which provenance then hashes and compares only once.
+    texts: dict[int, str] = {}
     inputs = []
     for r in rows:
-        text = bundle.text(r.blob)
-        if isinstance(text, bytes):  # never expected for a snapshot; keep going
-            text = text.decode("utf-8", "replace")
+        text = texts.get(r.blob)
+        if text is None:
+            text = bundle.text(r.blob)
+            if isinstance(text, bytes):  # never expected for a snapshot; keep going
+                text = text.decode("utf-8", "replace")
+            texts[r.blob] = text
         inputs.append(PassInput(r.stage, r.name, r.argument, r.when, r.kind, text))
     finals: dict[str, str] = {}
     for stage in _FINAL_STAGES:
@@ -120,10 +127,11 @@ def _passes(bundle: Bundle, args) -> int:
     row = select_capture(bundle, args.kernel, args.target, args.variant)
     if not row.passes:
         raise IrscopeError(f"{row.kernel} [{row.variant}] {row.target} has no per-pass snapshots")
-    changes = capture_pass_changes(bundle, row.id)
+    pass_rows = bundle.passes(row.id)
+    changes = capture_pass_changes(bundle, row.id, pass_rows)
     if args.origins:
         return _origins(bundle, row, changes, args.json)
-    seconds = [r.seconds for r in bundle.passes(row.id)]  # same order as changes
+    seconds = [r.seconds for r in pass_rows]  # same order as changes
     stages = dict.fromkeys(c.stage for c in changes)
     if args.stage and args.stage not in stages:
         raise IrscopeError(f"{row.kernel} [{row.variant}] {row.target} has no passes in stage {args.stage!r}; "
