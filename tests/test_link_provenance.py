@@ -339,3 +339,25 @@ def test_passes_filters(vector_add_bundle, vector_add_passes):
     import re
     out = irscope("passes", vector_add_bundle, "add_kernel", "--stage", "ttir", check=True).stdout
     assert re.search(rf"{sum(p['stage'] == 'ttir' for p in vector_add_passes)} of {len(vector_add_passes)} passes", out)
+
+
+def test_origins_do_not_cross_snapshot_kinds():
+    """The ptx stage runs LLVM IR passes, then machine-IR ones: instruction selection
+    turning every IR opcode into machine opcodes is not one pass erasing `fadd` and
+    introducing `COPY`, since the IR before it is not printed."""
+    from pathlib import Path
+    from irscope.capture.passdump import split_llvm_pass_dump
+
+    dump = split_llvm_pass_dump((Path(__file__).parent / "data" / "ir" / "3.6.0" / "add_sm80"
+                                 / "llvm_passes.txt").read_text())
+    snaps = [PassInput("ptx", s.pass_name, s.argument, "after", s.family, s.text) for s in dump
+             if s.family in ("llvm", "mir")]
+    kinds = [s.kind for s in snaps]
+    assert "llvm" in kinds and "mir" in kinds
+    changes = pass_changes(snaps, {})
+    for c in changes:
+        names = set(c.introduces) | set(c.erases)
+        if c.kind == "mir":
+            assert not any(n[:1].islower() for n in names), (c.name, names)
+        else:
+            assert not any(n[:1].isupper() for n in names), (c.name, names)

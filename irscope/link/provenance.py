@@ -361,8 +361,8 @@ def pass_changes(passes: Sequence[PassInput], finals: Mapping[str, str],
 
 
 def _mark_origins(passes: Sequence[PassInput], changes: list[PassChange]) -> None:
-    """Fill ``introduces`` / ``erases`` of each change from :func:`stage_origins`."""
-    for origins in stage_origins(passes, changes).values():
+    """Fill ``introduces`` / ``erases`` of each change from the origins of its group."""
+    for origins in _origins_by_group(changes).values():
         for name, idx in origins.first_seen.items():
             changes[idx].introduces.append(name)
         for name, idx in origins.erased.items():
@@ -372,41 +372,50 @@ def _mark_origins(passes: Sequence[PassInput], changes: list[PassChange]) -> Non
         c.erases.sort()
 
 
+def _known_steps(changes: Sequence[PassChange]) -> dict[tuple[str, str], list[PassChange]]:
+    """The non-internal passes whose result is known, grouped by (stage, snapshot kind)
+    in order. A stage can run passes of several kinds (llir: MLIR, then LLVM; ptx:
+    LLVM IR, then MIR); ops of one kind never turn into ops of another inside a
+    group, so each group is traced on its own."""
+    groups: dict[tuple[str, str], list[PassChange]] = {}
+    for c in changes:
+        if not c.internal and c.after_known and c.after_summary is not None:
+            groups.setdefault((c.stage, c.kind), []).append(c)
+    return groups
+
+
 def stage_origins(passes: Sequence[PassInput], changes: Sequence[PassChange]) -> dict[str, StageOrigins]:
     """Per stage: the pass that introduced each op name of the stage's final IR and the
-    pass that erased each name that disappeared (see :class:`StageOrigins`).
+    pass that erased each name that disappeared (see :class:`StageOrigins`), traced
+    through the stage's last group of passes of one kind (see :func:`_known_steps`).
 
-    Walks the stage's non-internal passes whose result is known, in order; a name
-    first appears after pass ``i`` when pass ``i``'s result holds it and no earlier
-    state of the stage did. The stage's final op names are those after its last
-    known pass.
+    Walks those passes in order; a name first appears after pass ``i`` when pass
+    ``i``'s result holds it and no earlier state of the group did. The final op names
+    are those after its last pass.
     """
-    result: dict[str, StageOrigins] = {}
-    by_stage: dict[str, list[int]] = {}
-    for c in changes:
-        if not c.internal and c.after_known:
-            by_stage.setdefault(c.stage, []).append(c.index)
-    for stage_name, indices in by_stage.items():
-        start = changes[indices[0]].before_summary
+    return {stage: origins for (stage, _), origins in _origins_by_group(changes).items()}
+
+
+def _origins_by_group(changes: Sequence[PassChange]) -> dict[tuple[str, str], StageOrigins]:
+    result: dict[tuple[str, str], StageOrigins] = {}
+    for (stage_name, kind), steps in _known_steps(changes).items():
+        start = steps[0].before_summary
         current: set[str] = set(start.names) if start is not None else set()
         initial = set(current)
         seen = set(current)
         first_seen: dict[str, int] = {}
         last_erased: dict[str, int] = {}
-        for idx in indices:
-            c = changes[idx]
-            if c.after_summary is None:
-                continue
+        for c in steps:
             after_names = set(c.after_summary.names)
             for name in after_names - seen:
-                first_seen[name] = idx
+                first_seen[name] = c.index
                 seen.add(name)
             for name in current - after_names:
-                last_erased[name] = idx
+                last_erased[name] = c.index
             current = after_names
         introduced = {n: (None if n in initial else first_seen.get(n)) for n in sorted(current)}
         erased = {n: last_erased[n] for n in sorted(seen - current) if n in last_erased}
-        result[stage_name] = StageOrigins(stage_name, introduced, erased, first_seen)
+        result[(stage_name, kind)] = StageOrigins(stage_name, introduced, erased, first_seen)
     return result
 
 
@@ -446,8 +455,9 @@ def op_lives(changes: Sequence[PassChange], stage: str, kind: str | None = None
     ``kind`` keeps only snapshots of that kind (``llir`` runs MLIR passes, then LLVM
     ones: only the LLVM ones end in its final LLVM IR).
     """
-    steps = [c for c in changes if c.stage == stage and not c.internal and c.after_known
-             and c.after_summary is not None and (kind is None or c.kind == kind)]
+    steps = [c for (s, k), group in _known_steps(changes).items() if s == stage and (kind is None or k == kind)
+             for c in group]
+    steps.sort(key=lambda c: c.index)
     if not steps:
         return {}, []
     start = steps[0].before_summary
