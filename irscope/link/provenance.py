@@ -51,7 +51,7 @@ _MODULE_LEVEL = frozenset({"declare", "global"})
 def _module_scope(text: str) -> bool:
     """Whether an LLVM IR snapshot prints the whole module (its first line is the
     module header) rather than one function."""
-    head = text.lstrip()[:64]
+    head = text[:256].lstrip()  # not text.lstrip(): that copies a whole snapshot
     return head.startswith(("; ModuleID", "source_filename", "target "))
 
 

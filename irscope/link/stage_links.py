@@ -296,6 +296,9 @@ def _keys_by_line(index: Mapping[tuple, list[int]]) -> dict[int, list[tuple]]:
     return {ln: out[ln] for ln in sorted(out)}
 
 
+_MISSING = object()
+
+
 def _line_index(module: Module, key) -> dict[tuple, list[int]]:
     out: dict[tuple, list[int]] = defaultdict(list)
     # Parsers share one Location object between the ops of one location alias or
@@ -310,8 +313,6 @@ def _line_index(module: Module, key) -> dict[tuple, list[int]]:
             out[k].append(u.line)
     return out
 
-
-_MISSING = object()
 
 
 def location_group(src_stage: str, src: Module, dst_stage: str, dst: Module, *,
