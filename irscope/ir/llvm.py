@@ -18,8 +18,8 @@ from ._guard import parser
 from ._scan import matching, split_top
 from ._template import Templater
 from .forms import erase_names, normalise_op_text
-from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
-                    Module, ParseCache, Value)
+from .model import (OPERAND_READERS, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
+                    LazyInstruction, Location, Module, ParseCache, Value)
 
 (L_BLANK, L_COMMENT, L_DEFINE, L_DECLARE, L_GLOBAL, L_LABEL, L_INSTR, L_CLOSE, L_META,
  L_MISC, L_UNKNOWN, L_MIR_FUNC, L_MIR_END, L_MIR_BLOCK, L_MIR_MISC) = range(15)
@@ -80,13 +80,6 @@ def _instr(s: str) -> tuple:
         eq = s.find(" = ")
         if eq > 0:
             results, rest = (s[:eq],), s[eq + 3:]
-    i = rest.find(", !dbg !")
-    if i >= 0:
-        j = rest.find(",", i + 8)
-        ref = (rest[i + 7:j] if j >= 0 else rest[i + 7:]).strip()
-        body = rest[:i]
-    else:
-        ref, body = "", rest
     sp = rest.find(" ")
     opcode = rest[:sp] if sp > 0 else rest
     if opcode in _CALL_PREFIXES:
@@ -95,11 +88,79 @@ def _instr(s: str) -> tuple:
     opcode = opcode.rstrip(",")
     if opcode not in _OPCODES:
         return (L_UNKNOWN,)
+    return _instr_tail(results, rest, opcode)
+
+
+def _instr_tail(results: tuple, rest: str, opcode: str) -> tuple:
+    """The instruction tuple once its results and opcode are known; ``rest`` is the
+    line from the opcode (or its ``tail``) on."""
+    i = rest.find(", !dbg !")
+    if i >= 0:
+        j = rest.find(",", i + 8)
+        ref = (rest[i + 7:j] if j >= 0 else rest[i + 7:]).strip()
+        body = rest[:i]
+    else:
+        ref, body = "", rest
     if '"' in body:
         body = _STRING_RE.sub('""', body)
     values = _VALUE_RE.findall(body) if "@" in body else _LOCAL_RE.findall(body)
     # The form (last) is filled once per template for snapshots, on demand otherwise.
     return (L_INSTR, opcode, results, tuple(values), ref, UNKNOWN_LOCATION, "llvm", "")
+
+
+# An instruction as LLVM prints it (two-space indent, a plain result name, a
+# lower-case opcode, no trailing blanks): one regex finds what classify's string
+# steps would, for most lines of a stage file. Anything else goes through classify.
+_PLAIN_INSTR = re.compile(r"  (?:(%[-\w.$]+) = )?((?:tail |musttail |notail )?([a-z_]+)"
+                          r"(?: [^\n]*\S)?)$")
+
+
+# The head of such a line, for a stage file's parse: the rest of the line is only
+# searched for its !dbg; the operands are read on first use (LazyInstruction).
+_PLAIN_HEAD = re.compile(r"  (?:(%[-\w.$]+) = )?((?:tail |musttail |notail )?([a-z_]+))(?= |$)")
+
+
+def classify_stage_line(raw: str) -> tuple:
+    """``classify_direct(raw)``, except that a plain instruction's operands are left
+    None (for :class:`LazyInstruction`, which reads them with :func:`read_operands`)."""
+    m = _PLAIN_HEAD.match(raw)
+    if m is not None and not raw[-1].isspace():
+        res, _, opcode = m.groups()
+        if opcode in _OPCODES:
+            rest = raw[m.start(2):]
+            i = rest.find(", !dbg !")
+            if i < 0:
+                ref = ""
+            else:
+                j = rest.find(",", i + 8)
+                ref = (rest[i + 7:j] if j >= 0 else rest[i + 7:]).strip()
+            return (L_INSTR, opcode, (res,) if res else (), None, ref, UNKNOWN_LOCATION,
+                    "llvm", "")
+    return classify_direct(raw)
+
+
+def read_operands(raw: str) -> tuple[str, ...]:
+    """The operands :func:`classify` reads from an instruction line."""
+    t = classify_direct(raw)
+    return t[3] if t[0] == L_INSTR else ()
+
+
+OPERAND_READERS["llvm"] = read_operands
+
+
+def classify_direct(raw: str) -> tuple:
+    """What ``classify(raw)`` gives (never raising), faster on plain instruction lines."""
+    m = _PLAIN_INSTR.match(raw)
+    if m is not None:
+        res, rest, opcode = m.groups()
+        # (an opcode the regex reads differently from _instr, "tail" followed by a
+        # comma..., is no opcode: classify judges those lines)
+        if opcode in _OPCODES:
+            try:
+                return _instr_tail((res,) if res else (), rest, opcode)
+            except Exception:  # never let odd text stop a parse
+                pass
+    return _safe(classify, raw)
 
 
 def _define(m: re.Match) -> tuple:
@@ -242,18 +303,18 @@ def _with_form(shape: tuple, template: str) -> tuple:
 
 
 _TEMPLATER = Templater(r"(%|!(?=\d+(?![-\w.$])))([-\w.$]+)", ("%", "!"),
-                       lambda raw: _safe(classify, raw), _with_form)
+                       classify_direct, _with_form)
 
 
 def _classify_new(raw: str, shapes: dict) -> tuple:
     """Classify an LLVM IR line not seen before, through its template; metadata
     definitions (``!7 = !DILocation(...)``) are unique and classified directly."""
     if raw[:1] == "!":
-        return _safe(classify, raw)
+        return classify_direct(raw)
     try:
         return _TEMPLATER.classify(raw, shapes)
     except Exception:  # a template must never cost a line its parse
-        return _safe(classify, raw)
+        return classify_direct(raw)
 
 
 # Value names and metadata numbers rewritten to one constant each (see op_forms_llvm).
@@ -278,7 +339,7 @@ def op_forms_llvm(text: str, cache: ParseCache | None = None) -> list[tuple[str,
         else:
             t = memo.get(line)
             if t is None:
-                t = _safe(classify, line)
+                t = classify_direct(line)
                 # keep what this needs: the kind, and for ops their name and form
                 t = memo[line] = ((L_INSTR, t[1], normalise_op_text(line)) if t[0] == L_INSTR else
                                   (L_DEFINE, t[5]) if t[0] == L_DEFINE else
@@ -328,8 +389,8 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     for lineno, raw in enumerate(text.split("\n"), 1):
         t = memo.get(raw)
         if t is None:
-            t = (_classify_new(raw, shapes) if templates and classifier is classify
-                 else _safe(classifier, raw))
+            t = (classify_stage_line(raw) if classifier is classify and not templates else
+                 _classify_new(raw, shapes) if classifier is classify else _safe(classifier, raw))
             memo[raw] = t
         k = t[0]
         if k <= L_COMMENT:
@@ -342,8 +403,8 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
                 block_add = block.ops.append
-            op = new_instr(t[1], t[6], t[2], t[3], "", "", t[5], lineno, raw, (), fn, t[4],
-                           lineno, t[7])
+            op = (new_instr if t[3] is not None else LazyInstruction)(
+                t[1], t[6], t[2], t[3], "", "", t[5], lineno, raw, (), fn, t[4], lineno, t[7])
             block_add(op)
             add_op(op)
         elif k == L_LABEL or k == L_MIR_BLOCK:

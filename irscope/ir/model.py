@@ -12,7 +12,7 @@ The classes are plain data: no I/O, no parsing here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 # A frame in one of these directories is Triton's own library code (tl.sum, tl.cdiv...),
 # not the user's kernel.
@@ -147,6 +147,37 @@ class Instruction(Op):
     """Guard predicate (PTX ``@%p1``, SASS ``@!P0``), '' when unconditional."""
     offset: int = -1
     """SASS byte offset (``/*0040*/`` is 0x40); -1 elsewhere."""
+
+
+# How to read an instruction's operands from its text, by dialect: filled by the
+# parsers that leave them to be read on first use (see LazyInstruction).
+OPERAND_READERS: dict[str, Callable[[str], tuple[str, ...]]] = {}
+
+_OPERANDS_SLOT = Op.operands  # the slot itself, under LazyInstruction's property
+
+
+class LazyInstruction(Instruction):
+    """An :class:`Instruction` whose ``operands`` are read from its text on first use.
+
+    A stage file's parse reads every line's kind, results, opcode and location (what
+    links and views need at once); operand lists are read only for the ops someone
+    asks about. ``operands`` is None at construction and then equals what the eager
+    parse gives (tested against it).
+    """
+
+    __slots__ = ()
+
+    @property
+    def operands(self) -> tuple[str, ...]:  # type: ignore[override]
+        value = _OPERANDS_SLOT.__get__(self)
+        if value is None:
+            value = OPERAND_READERS[self.dialect](self.text)
+            _OPERANDS_SLOT.__set__(self, value)
+        return value
+
+    @operands.setter
+    def operands(self, value: tuple[str, ...] | None) -> None:
+        _OPERANDS_SLOT.__set__(self, value)
 
 
 @dataclass(slots=True, eq=False)

@@ -1,0 +1,72 @@
+"""Stage files are read through fast paths (one regex per plain instruction line)
+that must give exactly what the general line classifiers give: those stay as the
+oracles here, on every fixture line and on garbled ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings, strategies as st
+
+from irscope.ir import llvm
+
+DATA = Path(__file__).parent / "data" / "ir"
+
+
+def _lines(*suffixes: str) -> list[str]:
+    return sorted({line for suffix in suffixes for p in DATA.rglob(f"*{suffix}")
+                   for line in p.read_text().split("\n")})
+
+
+def _classify(raw: str) -> tuple:
+    try:
+        return llvm.classify(raw)
+    except Exception:
+        return (llvm.L_UNKNOWN,)
+
+
+LLVM_LINES = _lines(".llir", ".ll")
+EDITS = st.lists(st.tuples(st.integers(0, 120), st.sampled_from(
+    ["%", "%x = ", " = ", "tail ", "call ", "i32 0, label %", ", !dbg !7", ", !dbg !", "\"",
+     "@", " ", "  ", "\t", "\r", "\xa0", ",", "!", "x", "é", "unreachable"])), max_size=4)
+
+
+def test_every_llvm_fixture_line_agrees_with_classify():
+    assert len(LLVM_LINES) > 3000
+    fast = 0
+    for line in LLVM_LINES:
+        assert llvm.classify_direct(line) == _classify(line), line
+        fast += llvm._PLAIN_INSTR.match(line) is not None
+    assert fast > len(LLVM_LINES) // 2  # the fast path does serve most lines
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(LLVM_LINES), EDITS)
+def test_garbled_llvm_lines_agree_with_classify(line, edits):
+    for pos, piece in edits:
+        line = line[:pos] + piece + line[pos:]
+    assert llvm.classify_direct(line) == _classify(line), line
+
+
+def _stage_line(raw: str) -> tuple:
+    """The stage-file reading, with lazily read operands filled in."""
+    t = llvm.classify_stage_line(raw)
+    if t[0] == llvm.L_INSTR and t[3] is None:
+        t = t[:3] + (llvm.read_operands(raw),) + t[4:]
+    return t
+
+
+def test_every_llvm_fixture_line_agrees_with_classify_when_read_lazily():
+    lazy = 0
+    for line in LLVM_LINES:
+        assert _stage_line(line) == _classify(line), line
+        lazy += line.strip() != "" and llvm.classify_stage_line(line)[3:4] == (None,)
+    assert lazy > len(LLVM_LINES) // 2
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(LLVM_LINES), EDITS)
+def test_garbled_llvm_lines_agree_with_classify_when_read_lazily(line, edits):
+    for pos, piece in edits:
+        line = line[:pos] + piece + line[pos:]
+    assert _stage_line(line) == _classify(line), line
