@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from irscope.ir import llvm
+from irscope.ir import llvm, ptx
 
 DATA = Path(__file__).parent / "data" / "ir"
 
@@ -70,3 +70,33 @@ def test_garbled_llvm_lines_agree_with_classify_when_read_lazily(line, edits):
     for pos, piece in edits:
         line = line[:pos] + piece + line[pos:]
     assert _stage_line(line) == _classify(line), line
+
+
+PTX_LINES = _lines(".ptx")
+PTX_EDITS = st.lists(st.tuples(st.integers(0, 80), st.sampled_from(
+    ["@", "@!", "@%p1 ", ";", "//", ":", "::", " ", "\t", "{", "}", ",", "[", "]", "ld.", "X",
+     "$L__BB0_1:", "\xa0", "\r", "é"])), max_size=4)
+
+
+def _ptx_stage_line(raw: str) -> tuple:
+    t = ptx.classify_stage_line(raw)
+    if t[0] == ptx.P_INSTR and t[3] is None:
+        t = t[:3] + (ptx.read_operands(raw),) + t[4:]
+    return t
+
+
+def test_every_ptx_fixture_line_agrees_with_classify_when_read_lazily():
+    assert len(PTX_LINES) > 3000
+    lazy = 0
+    for line in PTX_LINES:
+        assert _ptx_stage_line(line) == ptx._safe(line), line
+        lazy += ptx.classify_stage_line(line)[3:4] == (None,)
+    assert lazy > len(PTX_LINES) // 2
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(PTX_LINES), PTX_EDITS)
+def test_garbled_ptx_lines_agree_with_classify_when_read_lazily(line, edits):
+    for pos, piece in edits:
+        line = line[:pos] + piece + line[pos:]
+    assert _ptx_stage_line(line) == ptx._safe(line), line

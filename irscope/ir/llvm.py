@@ -117,7 +117,7 @@ _PLAIN_INSTR = re.compile(r"  (?:(%[-\w.$]+) = )?((?:tail |musttail |notail )?([
 
 # The head of such a line, for a stage file's parse: the rest of the line is only
 # searched for its !dbg; the operands are read on first use (LazyInstruction).
-_PLAIN_HEAD = re.compile(r"  (?:(%[-\w.$]+) = )?((?:tail |musttail |notail )?([a-z_]+))(?= |$)")
+_PLAIN_HEAD = re.compile(r"  (?:(%[-\w.$]+) = )?(?:tail |musttail |notail )?([a-z_]+)(?= |$)")
 
 
 def classify_stage_line(raw: str) -> tuple:
@@ -125,15 +125,14 @@ def classify_stage_line(raw: str) -> tuple:
     None (for :class:`LazyInstruction`, which reads them with :func:`read_operands`)."""
     m = _PLAIN_HEAD.match(raw)
     if m is not None and not raw[-1].isspace():
-        res, _, opcode = m.groups()
+        res, opcode = m.groups()
         if opcode in _OPCODES:
-            rest = raw[m.start(2):]
-            i = rest.find(", !dbg !")
+            i = raw.find(", !dbg !", m.end())
             if i < 0:
                 ref = ""
             else:
-                j = rest.find(",", i + 8)
-                ref = (rest[i + 7:j] if j >= 0 else rest[i + 7:]).strip()
+                j = raw.find(",", i + 8)
+                ref = (raw[i + 7:j] if j >= 0 else raw[i + 7:]).strip()
             return (L_INSTR, opcode, (res,) if res else (), None, ref, UNKNOWN_LOCATION,
                     "llvm", "")
     return classify_direct(raw)

@@ -14,8 +14,8 @@ import re
 from ._guard import parser
 from ._scan import LABEL_RE as _LABEL_RE
 from ._scan import split_top
-from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
-                    Module, ParseCache, Value)
+from .model import (OPERAND_READERS, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
+                    LazyInstruction, Location, Module, ParseCache, Value)
 
 (P_BLANK, P_COMMENT, P_DIRECTIVE, P_FUNC, P_PARAM, P_PCLOSE, P_OPEN, P_CLOSE, P_LOC,
  P_FILE, P_LABEL, P_INSTR, P_SECTION, P_DATA, P_SEMI, P_UNKNOWN, P_REG, P_POPEN) = range(18)
@@ -166,6 +166,33 @@ def _instr(s: str) -> tuple:
     return (P_INSTR, opcode, pred, operands, semi)
 
 
+# A complete instruction line as LLVM prints it: indent, predicate, opcode, operands
+# and ';' (no comment, no trailing blanks). A stage file's parse reads these by one
+# regex and leaves the operands to be split on first use (LazyInstruction).
+_PLAIN_INSTR = re.compile(r"[ \t]+(?:(@!?%?\w+)[ \t]+)?([a-z_][\w.:]*)(?=[ \t;])[^;/\n]*;$")
+
+
+def classify_stage_line(raw: str) -> tuple:
+    """``classify(raw)`` (never raising), except that a plain instruction's operands
+    are left None; :func:`read_operands` gives them."""
+    m = _PLAIN_INSTR.match(raw)
+    # (a ':' outside '::' could make the line a label: classify judges those)
+    if m is not None and (":" not in raw or raw.count(":") == 2 * raw.count("::")):
+        opcode = m.group(2)
+        if opcode.split(".", 1)[0] in _OPCODES:
+            return (P_INSTR, opcode, m.group(1) or "", None, True)
+    return _safe(raw)
+
+
+def read_operands(raw: str) -> tuple[str, ...]:
+    """The operands :func:`classify` reads from an instruction line."""
+    t = _safe(raw)
+    return t[3] if t[0] == P_INSTR else ()
+
+
+OPERAND_READERS["ptx"] = read_operands
+
+
 def _safe(raw: str) -> tuple:
     try:
         return classify(raw)
@@ -197,7 +224,7 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
         lineno += 1
         t = memo.get(raw)
         if t is None:
-            t = _safe(raw)
+            t = classify_stage_line(raw)
             memo[raw] = t
         k = t[0]
         if k == P_BLANK or k == P_COMMENT:
@@ -229,8 +256,9 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
             if block is None:
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
-            op = Instruction(t[1], "ptx", (), t[3], "", "", UNKNOWN_LOCATION, lineno, raw,
-                             (), fn, loc_key, lineno, predicate=t[2])
+            op = (Instruction if t[3] is not None else LazyInstruction)(
+                t[1], "ptx", (), t[3], "", "", UNKNOWN_LOCATION, lineno, raw, (), fn, loc_key,
+                lineno, "", t[2])
             block.ops.append(op)
             all_ops.append(op)
             if not t[4]:

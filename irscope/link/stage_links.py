@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import operator
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -137,13 +138,23 @@ def units(module: Module) -> list:
     """The linkable units of a module in line order: every op, and every function
     header (instructions placed at the function's own line, e.g. PTX ``ld.param``,
     tie to the ``tt.func`` / ``define`` / ``.entry`` line)."""
-    return sorted([*module.ops(), *module.functions], key=lambda u: u.line)
+    return sorted([*module.ops(), *module.functions], key=_LINE)
+
+
+_LINE = operator.attrgetter("line")
+_MISSING = object()
 
 
 def _index(ops: Iterable[Op], key) -> dict[tuple, list[Op]]:
     out: dict[tuple, list[Op]] = defaultdict(list)
+    # Parsers share one Location object between the ops of one location alias or
+    # !dbg node: key each object once (the ops keep it alive, so ids are stable).
+    keys: dict[int, tuple | None] = {}
     for op in ops:
-        k = key(op.location)
+        loc = op.location
+        k = keys.get(id(loc), _MISSING)
+        if k is _MISSING:
+            k = keys[id(loc)] = key(loc)
         if k is not None:
             out[k].append(op)
     return out
@@ -296,22 +307,8 @@ def _keys_by_line(index: Mapping[tuple, list[int]]) -> dict[int, list[tuple]]:
     return {ln: out[ln] for ln in sorted(out)}
 
 
-_MISSING = object()
-
-
 def _line_index(module: Module, key) -> dict[tuple, list[int]]:
-    out: dict[tuple, list[int]] = defaultdict(list)
-    # Parsers share one Location object between the ops of one location alias or
-    # !dbg node: key each object once (the units keep it alive, so ids are stable).
-    keys: dict[int, tuple | None] = {}
-    for u in units(module):
-        loc = u.location
-        k = keys.get(id(loc), _MISSING)
-        if k is _MISSING:
-            k = keys[id(loc)] = key(loc)
-        if k is not None:
-            out[k].append(u.line)
-    return out
+    return {k: [u.line for u in us] for k, us in _index(units(module), key).items()}
 
 
 
