@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from irscope.ir import llvm, ptx
+from irscope.ir import llvm, mlir, ptx
 
 DATA = Path(__file__).parent / "data" / "ir"
 
@@ -100,3 +100,35 @@ def test_garbled_ptx_lines_agree_with_classify_when_read_lazily(line, edits):
     for pos, piece in edits:
         line = line[:pos] + piece + line[pos:]
     assert _ptx_stage_line(line) == ptx._safe(line), line
+
+
+MLIR_LINES = _lines(".ttir", ".ttgir")
+MLIR_EDITS = st.lists(st.tuples(st.integers(0, 120), st.sampled_from(
+    ["%", "%x = ", " = ", "%a:2 = ", '"', "{", "}", " {", " ({", "(", ")", "<", ">", "->", " : ",
+     ", ", "loc(#loc3)", "loc(", "#loc", "^bb0", "tt.", "//", "\t", "\xa0", "é"])), max_size=4)
+
+
+def _mlir_lazy(raw: str) -> tuple:
+    t = mlir._classify_lazy(raw)
+    if t[0] == mlir.K_OP and t[4] is None:
+        # defs (9) name the values an op's region defines: an op read lazily has none
+        defs = mlir._classify_safe(raw)[9]
+        t = t[:4] + mlir.MlirOp.read_details(raw) + t[7:9] + (defs,) + t[10:]
+    return t
+
+
+def test_every_mlir_fixture_line_agrees_with_classify_when_read_lazily():
+    assert len(MLIR_LINES) > 2000
+    lazy = 0
+    for line in MLIR_LINES:
+        assert _mlir_lazy(line) == mlir._classify_safe(line), line
+        lazy += mlir._classify_lazy(line)[4:5] == (None,)
+    assert lazy > 1000
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(MLIR_LINES), MLIR_EDITS)
+def test_garbled_mlir_lines_agree_with_classify_when_read_lazily(line, edits):
+    for pos, piece in edits:
+        line = line[:pos] + piece + line[pos:]
+    assert _mlir_lazy(line) == mlir._classify_safe(line), line

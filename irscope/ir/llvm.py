@@ -18,7 +18,7 @@ from ._guard import parser
 from ._scan import matching, split_top
 from ._template import Templater
 from .forms import erase_names, normalise_op_text
-from .model import (OPERAND_READERS, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
+from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 
 (L_BLANK, L_COMMENT, L_DEFINE, L_DECLARE, L_GLOBAL, L_LABEL, L_INSTR, L_CLOSE, L_META,
@@ -122,7 +122,7 @@ _PLAIN_HEAD = re.compile(r"  (?:(%[-\w.$]+) = )?(?:tail |musttail |notail )?([a-
 
 def classify_stage_line(raw: str) -> tuple:
     """``classify_direct(raw)``, except that a plain instruction's operands are left
-    None (for :class:`LazyInstruction`, which reads them with :func:`read_operands`)."""
+    None (for :class:`LlvmInstruction`, which reads them with :func:`read_operands`)."""
     m = _PLAIN_HEAD.match(raw)
     if m is not None and not raw[-1].isspace():
         res, opcode = m.groups()
@@ -144,7 +144,14 @@ def read_operands(raw: str) -> tuple[str, ...]:
     return t[3] if t[0] == L_INSTR else ()
 
 
-OPERAND_READERS["llvm"] = read_operands
+class LlvmInstruction(LazyInstruction):
+    """An LLVM IR instruction of a stage file: operands read on first use."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def read_details(text: str) -> tuple:
+        return read_operands(text), "", ""
 
 
 def classify_direct(raw: str) -> tuple:
@@ -402,7 +409,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
                 block_add = block.ops.append
-            op = (new_instr if t[3] is not None else LazyInstruction)(
+            op = (new_instr if t[3] is not None else LlvmInstruction)(
                 t[1], t[6], t[2], t[3], "", "", t[5], lineno, raw, (), fn, t[4], lineno, t[7])
             block_add(op)
             add_op(op)

@@ -17,8 +17,8 @@ from ._scan import odd_quotes, split_loc, split_top, top_level, matching
 from ._template import Templater
 from .forms import erase_names, normalise_op_text
 from .mlir_loc import LocResolver
-from .model import (UNKNOWN_LOCATION, Block, Function, Module, Op, ParseCache, Region,
-                    Value)
+from .model import (UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,
+                    Region, Value)
 from irscope.capture.passdump import PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump
 
 __all__ = ["parse_mlir", "split_mlir_pass_dump", "split_llvm_pass_dump", "PassDump",
@@ -74,7 +74,7 @@ def _args(inner: str) -> tuple:
     return tuple(out)
 
 
-def _op(s: str) -> tuple:
+def _op(s: str, lazy: bool = False) -> tuple:
     m = _OP_RE.match(s)
     if m is None:
         return (K_UNKNOWN, split_loc(s)[1])
@@ -101,6 +101,9 @@ def _op(s: str) -> tuple:
         body, opens = body[:-3], True
     elif body.endswith(" {") or body == "{":
         body, opens = body[:-2], True
+    elif lazy:  # operands, types, attributes (and defs, for regions only): left unread
+        return (K_OP, name, "builtin" if "." not in name else name.split(".", 1)[0], results,
+                None, None, None, loc, False, None, generic, "")
     a_start, a_end, colon = top_level(body)
     types = body[colon + 3:].strip() if colon >= 0 else ""
     head = body[:colon] if colon >= 0 else body
@@ -152,8 +155,11 @@ def _func(m: re.Match) -> tuple:
     return (K_FUNC, kind, name, vis.strip(), args, attrs, loc, opens)
 
 
-def classify(raw: str) -> tuple:
-    """Parse one line of MLIR text into a tuple whose first element is its kind."""
+def classify(raw: str, lazy: bool = False) -> tuple:
+    """Parse one line of MLIR text into a tuple whose first element is its kind.
+
+    ``lazy``: an op without regions gets None for its operands, types and attributes
+    (a stage file's parse reads those on first use, see :class:`MlirOp`)."""
     s = raw.strip()
     if not s:
         return (K_BLANK,)
@@ -180,7 +186,7 @@ def classify(raw: str) -> tuple:
             attrs = rest[len("attributes "):] if rest.startswith("attributes ") else rest
             return (K_MODULE, attrs, loc, opens)
     if c == "%" or c == '"':
-        return _op(s)
+        return _op(s, lazy)
     if c == "}":
         return _close(s)
     if c == "^":
@@ -195,14 +201,29 @@ def classify(raw: str) -> tuple:
         m = _FUNC_RE.match(s)
         if m is not None:
             return _func(m)
-    return _op(s)
+    return _op(s, lazy)
 
 
-def _classify_safe(raw: str) -> tuple:
+def _classify_safe(raw: str, lazy: bool = False) -> tuple:
     try:
-        return classify(raw)
+        return classify(raw, lazy)
     except Exception:  # never let odd text stop a parse
         return (K_UNKNOWN, "")
+
+
+def _classify_lazy(raw: str) -> tuple:
+    return _classify_safe(raw, True)
+
+
+class MlirOp(LazyOp):
+    """An MLIR op of a stage file: operands, types and attributes read on first use."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def read_details(text: str) -> tuple:
+        t = _classify_safe(text)
+        return (t[4], t[5], t[6]) if t[0] == K_OP else ((), "", "")
 
 
 # Value names, location aliases and block labels: what renumbering changes.
@@ -376,12 +397,13 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
     # templating costs more than it saves (flash_attention: snapshots 1.26 -> 0.63 s
     # with templates, its final ttir/ttgir 0.012 -> 0.024 s).
     classify_new = (functools.partial(_classify_new, shapes=shapes) if stage == "mlir"
-                    else _classify_safe)
+                    else _classify_lazy)
     for t, line_of_op, raw_text, lineno in _logical_lines(text, memo, classify_new, counts):
         k = t[0]
         if k == K_OP:
-            op = new_op(t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op,
-                        raw_text, (), parent, t[7], lineno, t[11])
+            op = (new_op if t[4] is not None else MlirOp)(
+                t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op, raw_text, (),
+                parent, t[7], lineno, t[11])
             all_ops.append(op)
             add_here(op)
             if t[8]:
@@ -401,7 +423,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
                 owner.end_line = lineno
                 if t[3]:
                     owner.loc_ref = t[3]
-                if type(owner) is Op:
+                if isinstance(owner, Op):
                     if t[1] and not owner.types:
                         owner.types = t[1]
                     if t[2] and not owner.attributes:
@@ -442,7 +464,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             understood += 1
         elif k == K_REOPEN:
             owner = stack[-1][0] if stack else None
-            if type(owner) is not Op:
+            if not isinstance(owner, Op):
                 unknown.append((lineno, raw_text))
                 continue
             block = Block(None, (), [], lineno)

@@ -12,7 +12,7 @@ The classes are plain data: no I/O, no parsing here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Iterator
 
 # A frame in one of these directories is Triton's own library code (tl.sum, tl.cdiv...),
 # not the user's kernel.
@@ -149,35 +149,58 @@ class Instruction(Op):
     """SASS byte offset (``/*0040*/`` is 0x40); -1 elsewhere."""
 
 
-# How to read an instruction's operands from its text, by dialect: filled by the
-# parsers that leave them to be read on first use (see LazyInstruction).
-OPERAND_READERS: dict[str, Callable[[str], tuple[str, ...]]] = {}
+def _read_on_first_use(slot) -> property:
+    """A property over an op's ``slot`` that, while the slot holds None, reads the op's
+    details from its text (``read_details``) and fills every detail slot still None."""
 
-_OPERANDS_SLOT = Op.operands  # the slot itself, under LazyInstruction's property
+    def get(self):
+        value = slot.__get__(self)
+        if value is None:
+            for detail, read in zip(_DETAIL_SLOTS, self.read_details(self.text)):
+                if detail.__get__(self) is None:
+                    detail.__set__(self, read)
+            value = slot.__get__(self)
+        return value
+
+    return property(get, slot.__set__)
 
 
-class LazyInstruction(Instruction):
-    """An :class:`Instruction` whose ``operands`` are read from its text on first use.
+# The slots themselves: the lazy classes' properties stand in front of them.
+_DETAIL_SLOTS = (Op.operands, Op.types, Op.attributes)
 
-    A stage file's parse reads every line's kind, results, opcode and location (what
-    links and views need at once); operand lists are read only for the ops someone
-    asks about. ``operands`` is None at construction and then equals what the eager
-    parse gives (tested against it).
+
+class LazyOp(Op):
+    """An :class:`Op` whose ``operands``, ``types`` and ``attributes`` are read from its
+    text on first use.
+
+    A stage file's parse reads every line's kind, name, results, nesting and location
+    at once (what links and views need); the rest of an op's text is read only for
+    the ops someone looks at. Each parser subclasses this with its ``read_details``;
+    the values equal those of the eager parse (the tests hold them to it). None in a
+    detail slot means "not read yet".
     """
 
     __slots__ = ()
 
-    @property
-    def operands(self) -> tuple[str, ...]:  # type: ignore[override]
-        value = _OPERANDS_SLOT.__get__(self)
-        if value is None:
-            value = OPERAND_READERS[self.dialect](self.text)
-            _OPERANDS_SLOT.__set__(self, value)
-        return value
+    @staticmethod
+    def read_details(text: str) -> tuple:
+        """(operands, types, attributes) of an op printed as ``text``."""
+        raise NotImplementedError
 
-    @operands.setter
-    def operands(self, value: tuple[str, ...] | None) -> None:
-        _OPERANDS_SLOT.__set__(self, value)
+    operands = _read_on_first_use(Op.operands)
+    types = _read_on_first_use(Op.types)
+    attributes = _read_on_first_use(Op.attributes)
+
+
+class LazyInstruction(Instruction):
+    """An :class:`Instruction` whose details are read on first use, like :class:`LazyOp`."""
+
+    __slots__ = ()
+
+    read_details = LazyOp.read_details
+    operands = LazyOp.operands
+    types = LazyOp.types
+    attributes = LazyOp.attributes
 
 
 @dataclass(slots=True, eq=False)

@@ -14,7 +14,7 @@ import re
 from ._guard import parser
 from ._scan import LABEL_RE as _LABEL_RE
 from ._scan import split_top
-from .model import (OPERAND_READERS, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
+from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 
 (P_BLANK, P_COMMENT, P_DIRECTIVE, P_FUNC, P_PARAM, P_PCLOSE, P_OPEN, P_CLOSE, P_LOC,
@@ -190,7 +190,14 @@ def read_operands(raw: str) -> tuple[str, ...]:
     return t[3] if t[0] == P_INSTR else ()
 
 
-OPERAND_READERS["ptx"] = read_operands
+class PtxInstruction(LazyInstruction):
+    """A PTX instruction: operands split on first use."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def read_details(text: str) -> tuple:
+        return read_operands(text), "", ""
 
 
 def _safe(raw: str) -> tuple:
@@ -256,7 +263,7 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
             if block is None:
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
-            op = (Instruction if t[3] is not None else LazyInstruction)(
+            op = (Instruction if t[3] is not None else PtxInstruction)(
                 t[1], "ptx", (), t[3], "", "", UNKNOWN_LOCATION, lineno, raw, (), fn, loc_key,
                 lineno, "", t[2])
             block.ops.append(op)
