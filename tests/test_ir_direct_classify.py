@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from irscope.ir import llvm, mlir, ptx
+from irscope.ir import llvm, mlir, mlir_loc, ptx
 
 DATA = Path(__file__).parent / "data" / "ir"
 
@@ -132,3 +132,48 @@ def test_garbled_mlir_lines_agree_with_classify_when_read_lazily(line, edits):
     for pos, piece in edits:
         line = line[:pos] + piece + line[pos:]
     assert _mlir_lazy(line) == mlir._classify_safe(line), line
+
+
+class _GeneralResolver(mlir_loc.LocResolver):
+    """The resolver without its fast path for common alias shapes: the oracle."""
+
+    __slots__ = ()
+
+    def _common(self, s, depth):
+        return None
+
+
+def _alias_tables() -> list[dict[str, str]]:
+    tables = []
+    for p in sorted(DATA.rglob("*.tt*ir")):
+        mod = mlir.parse_mlir(p.read_text(), "ttgir")
+        tables.append(dict(mod.loc_aliases))
+    return tables
+
+
+TABLES = _alias_tables()
+
+
+def test_every_fixture_alias_resolves_as_the_general_parser_does():
+    assert sum(map(len, TABLES)) > 3000
+    for table in TABLES:
+        fast, general = mlir_loc.LocResolver(table), _GeneralResolver(table)
+        for name in table:
+            assert fast.resolve(name) == general.resolve(name), (name, table[name])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(TABLES), st.data())
+def test_garbled_alias_tables_resolve_as_the_general_parser_does(table, data):
+    names = sorted(table)
+    table = dict(table)
+    for _ in range(data.draw(st.integers(1, 6))):
+        name = data.draw(st.sampled_from(names))
+        text = table[name]
+        pos = data.draw(st.integers(0, len(text)))
+        piece = data.draw(st.sampled_from(['"', "(", ")", "#loc", "#loc1", " at ", "\\22", ":", "1",
+                                           "callsite(", "fused[", "]", name]))
+        table[name] = text[:pos] + piece + text[pos:]
+    fast, general = mlir_loc.LocResolver(table), _GeneralResolver(table)
+    for name in names:
+        assert fast.resolve(name) == general.resolve(name), (name, table[name])

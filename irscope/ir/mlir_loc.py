@@ -27,6 +27,9 @@ _FILE_RE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)(?: to (?:\d+)?:\d+)?')
 _STR_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
 # #loc12
 _ALIAS_RE = re.compile(r"#[\w$.-]+")
+# Whole alias definitions:  "/abs/k.py":6:24  /  "pid"(#loc2)  /  callsite(#loc3 at #loc33)
+_NAMED_ALIAS_RE = re.compile(r'"([^"\\]*)"\((#[\w$.-]+)\)')
+_CALLSITE_ALIASES_RE = re.compile(r"callsite\((#[\w$.-]+) at (#[\w$.-]+)\)")
 # \22 (MLIR escapes bytes as two hex digits)
 _ESCAPE_RE = re.compile(r"\\([0-9a-fA-F]{2}|\\|\")")
 
@@ -89,13 +92,37 @@ class LocResolver:
             return UNKNOWN_LOCATION
         self._active.add(name)
         try:
-            loc, _ = self._parse(text, 0, depth + 1)
+            loc = self._common(text, depth + 1) if depth + 2 <= _MAX_DEPTH else None
+            if loc is None:
+                loc, _ = self._parse(text, 0, depth + 1)
         except Exception:  # malformed definition: unknown, never an error
             loc = UNKNOWN_LOCATION
         finally:
             self._active.discard(name)
         self.cache[name] = loc
         return loc
+
+    def _common(self, s: str, depth: int) -> Location | None:
+        """What ``_parse(s, 0, depth)`` gives, for the three shapes Triton prints for
+        nearly every alias (one regex each); None for any other text."""
+        m = _FILE_RE.fullmatch(s)
+        if m is not None:
+            return Location((Frame(_unescape(m.group(1)), int(m.group(2)), int(m.group(3))),), "file")
+        m = _NAMED_ALIAS_RE.fullmatch(s)
+        if m is not None:
+            child = self._alias(m.group(2), depth + 1)
+            frames = child.frames
+            if frames:
+                f0 = frames[0]
+                frames = (Frame(f0.file, f0.line, f0.col, m.group(1)),) + frames[1:]
+            kind = child.kind if child.kind in ("callsite", "fused") else "name"
+            return Location(frames, kind, child.parts)
+        m = _CALLSITE_ALIASES_RE.fullmatch(s)
+        if m is not None:
+            callee = self._alias(m.group(1), depth + 1)
+            caller = self._alias(m.group(2), depth + 1)
+            return Location(callee.frames + caller.frames, "callsite")
+        return None
 
     def _parse(self, s: str, i: int, depth: int) -> tuple[Location, int]:
         if depth > _MAX_DEPTH:

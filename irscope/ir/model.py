@@ -193,14 +193,13 @@ class LazyOp(Op):
 
 
 class LazyInstruction(Instruction):
-    """An :class:`Instruction` whose details are read on first use, like :class:`LazyOp`."""
+    """An :class:`Instruction` whose operands are read on first use, like :class:`LazyOp`
+    (an instruction's types and attributes are '' from the start)."""
 
     __slots__ = ()
 
     read_details = LazyOp.read_details
     operands = LazyOp.operands
-    types = LazyOp.types
-    attributes = LazyOp.attributes
 
 
 @dataclass(slots=True, eq=False)
