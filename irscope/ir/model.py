@@ -12,16 +12,16 @@ The classes are plain data: no I/O, no parsing here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 # A frame in one of these directories is Triton's own library code (tl.sum, tl.cdiv...),
 # not the user's kernel.
 LIBRARY_DIRS = ("/triton/language/",)
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One source position."""
+class Frame(NamedTuple):
+    """One source position. (Named tuples, like :class:`Location`: parsers make
+    thousands, and a tuple is built at C speed and needs no garbage-collector scans.)"""
 
     file: str
     """Path as the compiler printed it (absolute for MLIR/LLVM/PTX; a base name in MIR)."""
@@ -42,8 +42,7 @@ class Frame:
         return f"{self.file}:{self.line}:{self.col}"
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
+class Location(NamedTuple):
     """The resolved source location of an op: a chain of frames, innermost first.
 
     For an op inlined from a helper, ``frames[0]`` is the position in the helper (the
