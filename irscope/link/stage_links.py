@@ -144,8 +144,9 @@ _LINE = operator.attrgetter("line")
 _MISSING = object()
 
 
-def _index(ops: Iterable[Op], key) -> dict[tuple, list[Op]]:
-    out: dict[tuple, list[Op]] = defaultdict(list)
+def _index(ops: Iterable[Op], key, lines: bool = False) -> dict[tuple, list]:
+    """Key -> the ops at it (their lines, with ``lines``), in ``ops`` order."""
+    out: dict[tuple, list] = defaultdict(list)
     # Parsers share one Location object between the ops of one location alias or
     # !dbg node: key each object once (the ops keep it alive, so ids are stable).
     keys: dict[int, tuple | None] = {}
@@ -155,7 +156,7 @@ def _index(ops: Iterable[Op], key) -> dict[tuple, list[Op]]:
         if k is _MISSING:
             k = keys[id(loc)] = key(loc)
         if k is not None:
-            out[k].append(op)
+            out[k].append(op.line if lines else op)
     return out
 
 
@@ -313,7 +314,7 @@ def _keys_by_line(index: Mapping[tuple, list[int]]) -> dict[int, list[tuple]]:
 
 
 def _line_index(module: Module, key) -> dict[tuple, list[int]]:
-    return {k: [u.line for u in us] for k, us in _index(units(module), key).items()}
+    return _index(units(module), key, lines=True)
 
 
 
@@ -491,7 +492,8 @@ class CaptureLinks:
     modules: dict[str, Module]
     links: Sequence[StageLink]
     exact: dict[str, ExactReport] = field(default_factory=dict)
-    _adj: dict = field(default_factory=dict, repr=False)
+    _adj: dict | None = field(default=None, repr=False)
+    _explicit: list = field(default_factory=list, repr=False)
     _ops: dict = field(default_factory=dict, repr=False)
     _graph: dict = field(default_factory=dict, repr=False)
     _groups: dict = field(default_factory=dict, repr=False)
@@ -502,15 +504,11 @@ class CaptureLinks:
             groups = [g for g in self.links.groups() if len(g)]
         else:
             explicit, groups = self.links, []
-        adj: dict[tuple[str, int], dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
+        self._explicit = explicit = list(explicit)
+        self._adj = None  # (stage, line) -> other stage -> [(line, kind)]: on first query
         # A dict, not a set: stages of one rank (the _ttgirloc ones) keep the order the
         # links list them in, whatever the string hash seed.
-        pairs: dict[tuple[str, str], None] = {}
-        for lk in explicit:
-            adj[(lk.src_stage, lk.src_line)][lk.dst_stage].append((lk.dst_line, lk.kind))
-            adj[(lk.dst_stage, lk.dst_line)][lk.src_stage].append((lk.src_line, lk.kind))
-            pairs[(lk.src_stage, lk.dst_stage)] = None
-        self._adj = adj
+        pairs: dict[tuple[str, str], None] = dict.fromkeys((lk.src_stage, lk.dst_stage) for lk in explicit)
         # (from stage, to stage) -> [(group, forward?)]: read after the explicit links of
         # that pair, which is where build_links puts them in the flat list.
         by_pair: dict[tuple[str, str], list[tuple[LocationGroup, bool]]] = defaultdict(list)
@@ -525,6 +523,15 @@ class CaptureLinks:
             graph[a].append(b)
             graph[b].append(a)
         self._graph = dict(graph)
+
+    def _adjacency(self) -> dict:
+        if self._adj is None:
+            adj: dict = defaultdict(lambda: defaultdict(list))
+            for lk in self._explicit:
+                adj[(lk.src_stage, lk.src_line)][lk.dst_stage].append((lk.dst_line, lk.kind))
+                adj[(lk.dst_stage, lk.dst_line)][lk.src_stage].append((lk.src_line, lk.kind))
+            self._adj = adj
+        return self._adj
 
     def _units(self, stage: str) -> dict[int, Op]:
         got = self._ops.get(stage)
@@ -565,7 +572,7 @@ class CaptureLinks:
     def neighbours(self, stage: str, line: int, other: str) -> list[tuple[int, str]]:
         """``(line, kind)`` of every op of ``other`` linked directly to ``line`` of
         ``stage`` (explicit links first, then location groups, as in ``links``)."""
-        out = list(self._adj.get((stage, line), {}).get(other, ()))
+        out = list(self._adjacency().get((stage, line), {}).get(other, ()))
         for g, forward in self._groups.get((stage, other), ()):
             out.extend((o, g.kind) for o in g.linked(line, forward))
         return out
@@ -573,6 +580,7 @@ class CaptureLinks:
     def follow(self, stage: str, line: int) -> dict[str, dict[int, str]]:
         """Per other stage: linked line -> kind (the strongest over the stage route)."""
         out: dict[str, dict[int, str]] = {}
+        adj = self._adjacency()
         for target in self.modules:
             if target == stage or target in EXACT_STAGES.values():
                 continue
@@ -587,7 +595,7 @@ class CaptureLinks:
                 # already expanded adds nothing new, so it is expanded once.
                 done: set = set()
                 for ln, kind in frontier.items():
-                    for dl, k in self._adj.get((a, ln), _NONE).get(b, ()):
+                    for dl, k in adj.get((a, ln), _NONE).get(b, ()):
                         _keep(nxt, dl, _weaker(kind, k))
                     for g, forward in groups:
                         keys = (g.src_keys if forward else g.dst_keys).get(ln)
