@@ -116,3 +116,9 @@ def test_op_forms_equal_the_full_parse(stage, path):
         cut = text[: len(text) * n // 50]
         assert op_forms(stage, cut, cache) == [(op.name, op_form(op)) for op in parse_stage(stage, cut).ops()
                                                if op.name != "<unknown>" and op.name]
+
+
+def test_a_name_used_twice_keeps_its_identity_in_the_template():
+    # found by the garbled-line property: the def %0 must also drop the operand %0
+    line = "        %68 = a%0%0 = rith.addf %arg14, %arg15 : f32 loc(#loc63)"
+    _same(mlir._classify_new(line, {}), mlir._classify_safe(line), line, mlir.K_OP)

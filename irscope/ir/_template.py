@@ -4,7 +4,8 @@ Most lines of a pass snapshot are new only because SSA numbers shifted (``%12``
 became ``%13``) or a location alias was renumbered: the flash-attention sample's
 78,852 distinct MLIR snapshot lines have 2,498 distinct shapes once names are
 abstracted. A :class:`Templater` replaces the name part of each token by its index
-in the line (``%x_ptr`` -> ``%0``, ``#loc12`` -> ``#loc1``), classifies that template
+in the line (``%x_ptr`` -> ``%0``, ``#loc12`` -> ``#loc1``; a name used twice keeps
+one index), classifies that template
 once, and fills the names back into the classified tuple.
 
 This is exact, not a heuristic: every token the pattern matches is replaced, so in
@@ -54,7 +55,14 @@ class Templater:
         if n == 0 or n > _MAX_TOKENS:
             return self._finish(self._classify(line), line)
         names = parts[2::3]
-        parts[2::3] = _DIGITS[:n]
+        if len(set(names)) < n:
+            # A name used twice keeps one placeholder: a classifier may compare names
+            # (an MLIR op's operands leave out the values its region defines).
+            index: dict[str, int] = {}
+            parts[2::3] = [_DIGITS[index.setdefault(nm, len(index))] for nm in names]
+            names = list(index)
+        else:
+            parts[2::3] = _DIGITS[:n]
         template = "".join(parts)
         hit = memo.get(template)
         if hit is None:
