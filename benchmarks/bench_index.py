@@ -31,7 +31,9 @@ Final stages vs tritonparse (same subprocess, same clock): tritonparse's per-com
 parse ``parse_single_trace_content`` over the trace's compilation events (ttir, ttgir,
 llir, ptx mappings, cross-stage and Python maps) against irscope parsing the same four
 final stages of each capture plus ``build_links``: once cold, as a command-line
-run, then five more times each, alternating, for the best warm CPU time.
+run, which side goes first alternating between runs, then five more times each,
+alternating, for the best warm CPU time; and, warm, irscope once more with every
+op's lazily read details (operands, types, attributes) read.
 """
 
 from __future__ import annotations
@@ -159,6 +161,24 @@ def irscope_finals(caps: list[dict]) -> list:
     return out
 
 
+def irscope_finals_all_details(caps: list[dict]) -> list:
+    """:func:`irscope_finals`, then every op's lazily read details (operands, types,
+    attributes) read too: what the figure would be with no laziness at all."""
+    from irscope.ir import ParseCache, parse_stage
+    from irscope.link.stage_links import build_links
+
+    cache = ParseCache()
+    out = []
+    for c in caps:
+        mods = {s: parse_stage(s, c["stages"][s], cache) for s in FINAL if s in c["stages"]}
+        n = len(build_links(mods).links)
+        for m in mods.values():
+            for op in m.ops():
+                op.operands, op.types, op.attributes  # noqa: B018  (reading them is the point)
+        out.append(n)
+    return out
+
+
 def tritonparse_finals(events: list[str]) -> list:
     from tritonparse.parse.trace_processor import parse_single_trace_content
 
@@ -171,7 +191,7 @@ def tritonparse_finals(events: list[str]) -> list:
 
 
 
-def child(bundle: str, trace_dir: str | None, what: str) -> dict:
+def child(bundle: str, trace_dir: str | None, what: str, order: int = 0) -> dict:
     import logging
 
     logging.disable(logging.WARNING)  # tritonparse's warnings: not part of the parse
@@ -215,30 +235,33 @@ def child(bundle: str, trace_dir: str | None, what: str) -> dict:
         # runs once, cold, as a command-line tool would.
         import irscope.link.stage_links  # noqa: F401
         import tritonparse.parse.trace_processor  # noqa: F401
-        t0 = time.perf_counter()
-        irscope_finals(caps)
-        res["irscope_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        tritonparse_finals(events)
-        res["tritonparse_s"] = time.perf_counter() - t0
+        sides = [("irscope", irscope_finals, caps), ("tritonparse", tritonparse_finals, events)]
+        if order % 2:  # which side runs first alternates between runs (this VM has slow spells)
+            sides.reverse()
+        for side, fn, arg in sides:
+            t0 = time.perf_counter()
+            fn(arg)
+            res[f"{side}_s"] = time.perf_counter() - t0
         # Then warm: each side 5 more times, alternating, best CPU time (what a
         # long-lived process such as the TUI sees; steal time on a VM excluded).
-        warm = {"irscope": [], "tritonparse": []}
+        sides.append(("irscope_all_details", irscope_finals_all_details, caps))
+        warm: dict[str, list[float]] = {side: [] for side, _, _ in sides}
         for _ in range(5):
-            for side, fn, arg in (("irscope", irscope_finals, caps), ("tritonparse", tritonparse_finals, events)):
+            for side, fn, arg in sides:
                 gc.collect()
                 t0 = time.process_time()
                 fn(arg)
                 warm[side].append(time.process_time() - t0)
-        res["irscope_warm_s"] = min(warm["irscope"])
-        res["tritonparse_warm_s"] = min(warm["tritonparse"])
+        for side in warm:
+            res[f"{side}_warm_s"] = min(warm[side])
         res["final_mb"] = sum(len(c["stages"][s].encode()) for c in caps for s in FINAL if s in c["stages"]) / MB
         res["events"] = len(events)
     return res
 
 
-def run_child(bundle: str, trace_dir: str | None, what: str) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", what, bundle, trace_dir or ""]
+def run_child(bundle: str, trace_dir: str | None, what: str, order: int = 0) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", what, bundle, trace_dir or "",
+           str(order)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT))
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-3000:])
@@ -247,26 +270,30 @@ def run_child(bundle: str, trace_dir: str | None, what: str) -> dict:
 
 # ------------------------------------------------------------------ driver
 
-def measure(name: str, bundle: str, trace_dir: str | None, runs: int, profile: bool) -> dict:
+def measure(name: str, bundle: str, trace_dir: str | None, runs: int, profile: bool,
+            finals_runs: int, only_finals: bool = False) -> dict:
     caps = load_bundle(bundle)
     info = sizes(caps)
     del caps
-    idx = [run_child(bundle, trace_dir, "index") for _ in range(runs)]
-    tm = run_child(bundle, trace_dir, "tracemalloc")
-    trees = [run_child(bundle, trace_dir, "trees") for _ in range(runs)]
-    fin = [run_child(bundle, trace_dir, "finals") for _ in range(runs)] if trace_dir else []
-    sec = statistics.median(r["seconds"] for r in idx)
-    out = {"case": name, **{k: round(v, 3) if isinstance(v, float) else v for k, v in info.items()},
-           "seconds_runs": [round(r["seconds"], 3) for r in idx], "seconds_median": round(sec, 3),
-           "mb_per_s_raw": round(info["raw_mb"] / sec, 1), "mb_per_s_distinct": round(info["distinct_mb"] / sec, 2),
-           "peak_rss_mb_median": round(statistics.median(r["peak_rss_mb"] for r in idx), 1),
-           "peak_rss_delta_mb_median": round(statistics.median(r["peak_rss_delta_mb"] for r in idx), 1),
-           "rss_with_texts_loaded_mb": round(statistics.median(r["rss_before_mb"] or 0 for r in idx), 1),
-           "tracemalloc_peak_mb": round(tm["tracemalloc_peak_mb"], 1)}
-    tsec = statistics.median(r["seconds"] for r in trees)
-    out["full_trees"] = {"seconds_runs": [round(r["seconds"], 3) for r in trees], "seconds_median": round(tsec, 3),
-                         "mb_per_s_raw": round(info["raw_mb"] / tsec, 1),
-                         "peak_rss_delta_mb_median": round(statistics.median(r["peak_rss_delta_mb"] for r in trees), 1)}
+    fin = [run_child(bundle, trace_dir, "finals", i) for i in range(finals_runs)] if trace_dir else []
+    out = {"case": name, **{k: round(v, 3) if isinstance(v, float) else v for k, v in info.items()}}
+    if not only_finals:
+        idx = [run_child(bundle, trace_dir, "index") for _ in range(runs)]
+        tm = run_child(bundle, trace_dir, "tracemalloc")
+        trees = [run_child(bundle, trace_dir, "trees") for _ in range(runs)]
+        sec = statistics.median(r["seconds"] for r in idx)
+        out.update({"seconds_runs": [round(r["seconds"], 3) for r in idx], "seconds_median": round(sec, 3),
+                    "mb_per_s_raw": round(info["raw_mb"] / sec, 1),
+                    "mb_per_s_distinct": round(info["distinct_mb"] / sec, 2),
+                    "peak_rss_mb_median": round(statistics.median(r["peak_rss_mb"] for r in idx), 1),
+                    "peak_rss_delta_mb_median": round(statistics.median(r["peak_rss_delta_mb"] for r in idx), 1),
+                    "rss_with_texts_loaded_mb": round(statistics.median(r["rss_before_mb"] or 0 for r in idx), 1),
+                    "tracemalloc_peak_mb": round(tm["tracemalloc_peak_mb"], 1)})
+        tsec = statistics.median(r["seconds"] for r in trees)
+        out["full_trees"] = {"seconds_runs": [round(r["seconds"], 3) for r in trees],
+                             "seconds_median": round(tsec, 3),
+                             "mb_per_s_raw": round(info["raw_mb"] / tsec, 1),
+                             "peak_rss_delta_mb_median": round(statistics.median(r["peak_rss_delta_mb"] for r in trees), 1)}
     if fin:
         irs = statistics.median(r["irscope_s"] for r in fin)
         tps = statistics.median(r["tritonparse_s"] for r in fin)
@@ -277,8 +304,11 @@ def measure(name: str, bundle: str, trace_dir: str | None, runs: int, profile: b
                          "ratio_irscope_over_tritonparse": round(irs / tps, 3)}
         iw = statistics.median(r["irscope_warm_s"] for r in fin)
         tw = statistics.median(r["tritonparse_warm_s"] for r in fin)
+        aw = statistics.median(r["irscope_all_details_warm_s"] for r in fin)
         out["finals"].update({"irscope_warm_s_median": round(iw, 4), "tritonparse_warm_s_median": round(tw, 4),
-                              "ratio_warm": round(iw / tw, 3)})
+                              "ratio_warm": round(iw / tw, 3),
+                              "irscope_all_details_warm_s_median": round(aw, 4),
+                              "ratio_warm_all_details": round(aw / tw, 3)})
     if profile:
         out["profile"] = run_child(bundle, trace_dir, "profile")
     return out
@@ -286,7 +316,8 @@ def measure(name: str, bundle: str, trace_dir: str | None, runs: int, profile: b
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        print(json.dumps(child(sys.argv[3], sys.argv[4] or None, sys.argv[2])))
+        print(json.dumps(child(sys.argv[3], sys.argv[4] or None, sys.argv[2],
+                               int(sys.argv[5]) if len(sys.argv) > 5 else 0)))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--case", action="append", default=[], metavar="NAME=BUNDLE[:TRACE_DIR]")
@@ -294,6 +325,9 @@ def main() -> int:
     ap.add_argument("--workdir", default="/tmp/irscope-bench-index")
     ap.add_argument("--json")
     ap.add_argument("--profile", action="store_true", help="also cProfile one run per case")
+    ap.add_argument("--finals-runs", type=int, default=9,
+                    help="subprocesses for the tritonparse comparison (default 9)")
+    ap.add_argument("--only-finals", action="store_true", help="only the tritonparse comparison")
     args = ap.parse_args()
     cases = []
     for spec in args.case:
@@ -312,23 +346,28 @@ def main() -> int:
             cases.append((name, b, tr))
     results = []
     for name, bundle, trace in cases:
-        r = measure(name, bundle, trace, args.runs, args.profile)
+        r = measure(name, bundle, trace, args.runs, args.profile, args.finals_runs, args.only_finals)
         results.append(r)
         fin = r.get("finals", {})
-        print(f"{name}: {r['captures']} captures, {r['snapshots']} snapshots, raw {r['raw_mb']:.1f} MB "
-              f"(distinct {r['distinct_mb']:.1f} MB): {r['seconds_median']:.2f} s -> {r['mb_per_s_raw']} MB/s; "
-              f"peak RSS +{r['peak_rss_delta_mb_median']} MB (total {r['peak_rss_mb_median']} MB), "
-              f"tracemalloc peak {r['tracemalloc_peak_mb']} MB"
-              + f"; full trees of every snapshot too: {r['full_trees']['mb_per_s_raw']} MB/s"
-              + (f"; finals irscope {fin['irscope_s_median']:.3f} s vs tritonparse "
-                 f"{fin['tritonparse_s_median']:.3f} s = {fin['ratio_irscope_over_tritonparse']}x cold, "
-                 f"{fin['ratio_warm']}x warm" if fin else ""))
+        line = f"{name}: {r['captures']} captures, {r['snapshots']} snapshots, raw {r['raw_mb']:.1f} MB"
+        if "seconds_median" in r:
+            line += (f" (distinct {r['distinct_mb']:.1f} MB): {r['seconds_median']:.2f} s -> {r['mb_per_s_raw']} MB/s; "
+                     f"peak RSS +{r['peak_rss_delta_mb_median']} MB (total {r['peak_rss_mb_median']} MB), "
+                     f"tracemalloc peak {r['tracemalloc_peak_mb']} MB; "
+                     f"full trees of every snapshot too: {r['full_trees']['mb_per_s_raw']} MB/s")
+        if fin:
+            line += (f"; finals irscope {fin['irscope_s_median']:.3f} s vs tritonparse "
+                     f"{fin['tritonparse_s_median']:.3f} s = {fin['ratio_irscope_over_tritonparse']}x cold, "
+                     f"{fin['ratio_warm']}x warm ({fin['ratio_warm_all_details']}x with every op's "
+                     "details read)")
+        print(line)
     if args.json:
         import triton
         doc = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                            "triton": triton.__version__, "platform": platform.platform(),
                            "gpu": None},
-               "method": "median of %d fresh subprocesses per figure; see benchmarks/bench_index.py" % args.runs,
+               "method": ("median of %d fresh subprocesses per figure (%d for the tritonparse comparison); "
+                          "see benchmarks/bench_index.py" % (args.runs, args.finals_runs)),
                "cases": results}
         Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     return 0

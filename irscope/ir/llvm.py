@@ -375,11 +375,13 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     ``metadata`` (``Module.loc_aliases`` of another parse) resolves ``!dbg`` refs when
     this text has no metadata of its own (function-level pass dumps).
     """
-    ir_memo = cache.llvm if cache is not None else {}
-    mir_memo = cache.mir if cache is not None else {}
-    shapes = cache.llvm_shapes if cache is not None else {}
     # Templates pay off only across the many snapshots of a pass dump (see parse_mlir).
     templates = stage not in ("llir", "llir_ttgirloc")
+    # A stage file shares few lines with other texts: its memo lives for this parse
+    # only, and the classified lines die with it instead of burdening the GC.
+    ir_memo = cache.llvm if cache is not None and templates else {}
+    mir_memo = cache.mir if cache is not None else {}
+    shapes = cache.llvm_shapes if cache is not None else {}
     memo, classifier = ir_memo, classify  # switched while inside an MIR function
     mod = Module(stage)
     all_ops, unknown, meta = mod.all_ops, mod.unknown, mod.loc_aliases

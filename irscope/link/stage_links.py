@@ -37,6 +37,7 @@ import operator
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from irscope.errors import IrscopeError
@@ -148,16 +149,21 @@ def _index(ops: Iterable[Op], key, lines: bool = False) -> dict[tuple, list]:
     """Key -> the ops at it (their lines, with ``lines``), in ``ops`` order."""
     out: dict[tuple, list] = defaultdict(list)
     # Parsers share one Location object between the ops of one location alias or
-    # !dbg node: key each object once (the ops keep it alive, so ids are stable).
+    # !dbg node, and neighbouring instructions mostly share one: key each run of
+    # equal locations once (and each object once: the ops keep it alive, so ids
+    # are stable).
     keys: dict[int, tuple | None] = {}
-    for op in ops:
-        loc = op.location
+    take = _LINE if lines else None
+    for loc, run in groupby(ops, _LOCATION):
         k = keys.get(id(loc), _MISSING)
         if k is _MISSING:
             k = keys[id(loc)] = key(loc)
         if k is not None:
-            out[k].append(op.line if lines else op)
+            out[k].extend(map(take, run) if take else run)
     return out
+
+
+_LOCATION = operator.attrgetter("location")
 
 
 # ---------------------------------------------------------------- TTIR -> TTGIR
