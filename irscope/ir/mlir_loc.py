@@ -28,6 +28,7 @@ _STR_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
 # #loc12
 _ALIAS_RE = re.compile(r"#[\w$.-]+")
 # Whole alias definitions:  "/abs/k.py":6:24  /  "pid"(#loc2)  /  callsite(#loc3 at #loc33)
+_PLAIN_FILE_RE = re.compile(r'"([^"\\]*)":(\d+):(\d+)')
 _NAMED_ALIAS_RE = re.compile(r'"([^"\\]*)"\((#[\w$.-]+)\)')
 _CALLSITE_ALIASES_RE = re.compile(r"callsite\((#[\w$.-]+) at (#[\w$.-]+)\)")
 # \22 (MLIR escapes bytes as two hex digits)
@@ -105,9 +106,14 @@ class LocResolver:
     def _common(self, s: str, depth: int) -> Location | None:
         """What ``_parse(s, 0, depth)`` gives, for the three shapes Triton prints for
         nearly every alias (one regex each); None for any other text."""
-        m = _FILE_RE.fullmatch(s)
+        loc = self.shared.get(s)  # a file location reads the same in every module
+        if loc is not None:
+            return loc
+        m = _PLAIN_FILE_RE.fullmatch(s)
         if m is not None:
-            return Location((Frame(_unescape(m.group(1)), int(m.group(2)), int(m.group(3))),), "file")
+            loc = self.shared[s] = Location((Frame(m.group(1), int(m.group(2)), int(m.group(3))),),
+                                            "file")
+            return loc
         m = _NAMED_ALIAS_RE.fullmatch(s)
         if m is not None:
             child = self._alias(m.group(2), depth + 1)
@@ -122,6 +128,9 @@ class LocResolver:
             callee = self._alias(m.group(1), depth + 1)
             caller = self._alias(m.group(2), depth + 1)
             return Location(callee.frames + caller.frames, "callsite")
+        m = _FILE_RE.fullmatch(s)  # escapes in the path, or a column range
+        if m is not None:
+            return Location((Frame(_unescape(m.group(1)), int(m.group(2)), int(m.group(3))),), "file")
         return None
 
     def _parse(self, s: str, i: int, depth: int) -> tuple[Location, int]:

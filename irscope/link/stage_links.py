@@ -118,6 +118,7 @@ def _base(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # stages print the same locations: key each once
 def chain_key(loc: Location) -> tuple | None:
     """The whole frame chain as ``((base name, line, col), ...)``: absolute and relative
     paths of one file compare equal. None when the location is unknown."""
