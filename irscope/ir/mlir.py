@@ -51,6 +51,10 @@ _FUNC_RE = re.compile(r'((?:\w+\.)?func)\s+((?:[a-z_]+\s+)*)@("(?:[^"\\]|\\.)*"|
 # module attributes {"ttg.num-warps" = 4 : i32} {
 _MODULE_RE = re.compile(r'(?:module|"builtin\.module"\(\))(?:\s+@[\w$.-]+)?(.*)$')
 
+# The usual op line, for a lazy read (what _op gives it, at one regex):
+#     %12 = arith.addi %10, %11 : i32 loc(#loc3)
+_PLAIN_OP_RE = re.compile(r'\s*(%[-\w$.]+) = ([A-Za-z_][\w$.]*)( [^"\n]*)? loc\((#[\w$.-]+)\)$')
+
 # A string literal longer than this is garbled input: give up joining lines.
 _MAX_STRING_LINES = 1000
 
@@ -160,6 +164,12 @@ def classify(raw: str, lazy: bool = False) -> tuple:
 
     ``lazy``: an op without regions gets None for its operands, types and attributes
     (a stage file's parse reads those on first use, see :class:`MlirOp`)."""
+    if lazy:
+        m = _PLAIN_OP_RE.match(raw)
+        if m is not None and not (m.group(3) or "").endswith("{"):
+            res, name, _, loc = m.groups()
+            return (K_OP, name, "builtin" if "." not in name else name.split(".", 1)[0], (res,),
+                    None, None, None, loc, False, None, False, "")
     s = raw.strip()
     if not s:
         return (K_BLANK,)
