@@ -166,6 +166,7 @@ def _read_on_first_use(slot) -> property:
 
 # The slots themselves: the lazy classes' properties stand in front of them.
 _DETAIL_SLOTS = (Op.operands, Op.types, Op.attributes)
+_OPERANDS = Op.operands
 
 
 class LazyOp(Op):
@@ -198,7 +199,16 @@ class LazyInstruction(Instruction):
     __slots__ = ()
 
     read_details = LazyOp.read_details
-    operands = LazyOp.operands
+
+    @property
+    def operands(self) -> tuple[str, ...]:  # type: ignore[override]
+        value = _OPERANDS.__get__(self)
+        if value is None:  # types and attributes are never unread here: only operands
+            value = self.read_details(self.text)[0]
+            _OPERANDS.__set__(self, value)
+        return value
+
+    operands = operands.setter(_OPERANDS.__set__)  # type: ignore[assignment]
 
 
 @dataclass(slots=True, eq=False)
