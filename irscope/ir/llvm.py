@@ -91,16 +91,20 @@ def _instr(s: str) -> tuple:
     return _instr_tail(results, rest, opcode)
 
 
+def _dbg_ref(s: str, start: int = 0) -> tuple[str, int]:
+    """(``!N`` of the first ``, !dbg !N`` from ``start`` on, where it starts); ('', -1)."""
+    i = s.find(", !dbg !", start)
+    if i < 0:
+        return "", -1
+    j = s.find(",", i + 8)
+    return (s[i + 7:j] if j >= 0 else s[i + 7:]).strip(), i
+
+
 def _instr_tail(results: tuple, rest: str, opcode: str) -> tuple:
     """The instruction tuple once its results and opcode are known; ``rest`` is the
     line from the opcode (or its ``tail``) on."""
-    i = rest.find(", !dbg !")
-    if i >= 0:
-        j = rest.find(",", i + 8)
-        ref = (rest[i + 7:j] if j >= 0 else rest[i + 7:]).strip()
-        body = rest[:i]
-    else:
-        ref, body = "", rest
+    ref, i = _dbg_ref(rest)
+    body = rest[:i] if i >= 0 else rest
     if '"' in body:
         body = _STRING_RE.sub('""', body)
     values = _VALUE_RE.findall(body) if "@" in body else _LOCAL_RE.findall(body)
@@ -127,14 +131,8 @@ def classify_stage_line(raw: str) -> tuple:
     if m is not None and not raw[-1].isspace():
         res, opcode = m.groups()
         if opcode in _OPCODES:
-            i = raw.find(", !dbg !", m.end())
-            if i < 0:
-                ref = ""
-            else:
-                j = raw.find(",", i + 8)
-                ref = (raw[i + 7:j] if j >= 0 else raw[i + 7:]).strip()
-            return (L_INSTR, opcode, (res,) if res else (), None, ref, UNKNOWN_LOCATION,
-                    "llvm", "")
+            return (L_INSTR, opcode, (res,) if res else (), None, _dbg_ref(raw, m.end())[0],
+                    UNKNOWN_LOCATION, "llvm", "")
     return classify_direct(raw)
 
 
