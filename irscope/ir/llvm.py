@@ -92,8 +92,10 @@ def _instr(s: str) -> tuple:
 
 
 def _dbg_ref(s: str, start: int = 0) -> tuple[str, int]:
-    """(``!N`` of the first ``, !dbg !N`` from ``start`` on, where it starts); ('', -1)."""
-    i = s.find(", !dbg !", start)
+    """(``!N`` of the last ``, !dbg !N`` from ``start`` on, where it starts); ('', -1).
+    The last: attachments follow the operands, and a string operand may hold the
+    same text; and it is found from the end of the line, where it is, at once."""
+    i = s.rfind(", !dbg !", start)
     if i < 0:
         return "", -1
     j = s.find(",", i + 8)
