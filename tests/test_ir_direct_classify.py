@@ -104,7 +104,7 @@ def test_garbled_ptx_lines_agree_with_classify_when_read_lazily(line, edits):
 
 MLIR_LINES = _lines(".ttir", ".ttgir")
 MLIR_EDITS = st.lists(st.tuples(st.integers(0, 120), st.sampled_from(
-    ["%", "%x = ", " = ", "%a:2 = ", '"', "{", "}", " {", " ({", "(", ")", "<", ">", "->", " : ",
+    ["%", "%x = ", " = ", "%a:2 = ", "#loc", "#loc3 = loc(", "\\", '"', "{", "}", " {", " ({", "(", ")", "<", ">", "->", " : ",
      ", ", "loc(#loc3)", "loc(", "#loc", "^bb0", "tt.", "//", "\t", "\xa0", "é"])), max_size=4)
 
 
@@ -177,3 +177,27 @@ def test_garbled_alias_tables_resolve_as_the_general_parser_does(table, data):
     fast, general = mlir_loc.LocResolver(table), _GeneralResolver(table)
     for name in names:
         assert fast.resolve(name) == general.resolve(name), (name, table[name])
+
+
+def _general(raw: str, lazy: bool) -> tuple:
+    try:
+        return mlir.classify_general(raw, lazy)
+    except Exception:
+        return (mlir.K_UNKNOWN, "")
+
+
+def test_mlir_fast_paths_agree_with_the_general_reader_on_every_fixture_line():
+    fast = 0
+    for line in MLIR_LINES:
+        for lazy in (False, True):
+            assert mlir._classify_safe(line, lazy) == _general(line, lazy), (lazy, line)
+        fast += bool(mlir._PLAIN_LOCDEF_RE.fullmatch(line) or mlir._PLAIN_OP_RE.match(line))
+    assert fast > len(MLIR_LINES) // 2
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(MLIR_LINES), MLIR_EDITS, st.booleans())
+def test_mlir_fast_paths_agree_with_the_general_reader_on_garbled_lines(line, edits, lazy):
+    for pos, piece in edits:
+        line = line[:pos] + piece + line[pos:]
+    assert mlir._classify_safe(line, lazy) == _general(line, lazy), line
