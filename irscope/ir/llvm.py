@@ -377,9 +377,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     """
     # Templates pay off only across the many snapshots of a pass dump (see parse_mlir).
     templates = stage not in ("llir", "llir_ttgirloc")
-    # A stage file shares few lines with other texts: its memo lives for this parse
-    # only, and the classified lines die with it instead of burdening the GC.
-    ir_memo = cache.llvm if cache is not None and templates else {}
+    ir_memo = cache.llvm if cache is not None else {}
     mir_memo = cache.mir if cache is not None else {}
     shapes = cache.llvm_shapes if cache is not None else {}
     memo, classifier = ir_memo, classify  # switched while inside an MIR function
@@ -395,11 +393,14 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     lineno = 0
     # Every counted line is either understood or listed in ``unknown``.
     for lineno, raw in enumerate(text.split("\n"), 1):
-        t = memo.get(raw)
-        if t is None:
-            t = (classify_stage_line(raw) if classifier is classify and not templates else
-                 _classify_new(raw, shapes) if classifier is classify else _safe(classifier, raw))
-            memo[raw] = t
+        if classifier is classify and not templates:
+            # A stage file repeats few lines: reading a line costs less than a memo.
+            t = classify_stage_line(raw)
+        else:
+            t = memo.get(raw)
+            if t is None:
+                t = _classify_new(raw, shapes) if classifier is classify else _safe(classifier, raw)
+                memo[raw] = t
         k = t[0]
         if k <= L_COMMENT:
             continue
