@@ -201,3 +201,25 @@ def test_mlir_fast_paths_agree_with_the_general_reader_on_garbled_lines(line, ed
     for pos, piece in edits:
         line = line[:pos] + piece + line[pos:]
     assert mlir._classify_safe(line, lazy) == _general(line, lazy), line
+
+
+def _rows(mod) -> list[tuple]:
+    return [(op.name, op.dialect, op.results,
+             op.operands, op.types, op.attributes, op.location, op.line, op.end_line, op.text,
+             op.loc_ref) for op in mod.ops()]
+
+
+def test_every_fixture_stage_reads_lazily_what_the_eager_parse_reads():
+    from irscope.ir import ParseCache, parse_llvm, parse_stage
+
+    n = 0
+    for suffix in (".ttir", ".ttgir", ".llir"):
+        for p in sorted(DATA.rglob(f"*{suffix}")):
+            text = p.read_text()
+            lazy = parse_stage(suffix[1:], text)
+            # a pass snapshot's parse (stage "mlir" / "llvm") reads every detail at once
+            eager = (parse_llvm(text, "llvm", ParseCache()) if suffix == ".llir"
+                     else parse_stage("mlir", text, ParseCache()))
+            assert _rows(lazy) == _rows(eager), p
+            n += len(lazy.all_ops)
+    assert n > 10000

@@ -412,8 +412,13 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
                 block_add = block.ops.append
-            op = (new_instr if t[3] is not None else LlvmInstruction)(
-                t[1], t[6], t[2], t[3], "", "", t[5], lineno, raw, (), fn, t[4], lineno, t[7])
+            if t[3] is not None:
+                op = new_instr(t[1], t[6], t[2], t[3], "", "", t[5], lineno, raw, (), fn, t[4],
+                               lineno, t[7])
+            else:  # operands left unread (LlvmInstruction reads them on first use)
+                op = LlvmInstruction(t[1], t[6], t[2], (), "", "", t[5], lineno, raw, (), fn, t[4],
+                                     lineno, t[7])
+                del op.operands
             block_add(op)
             add_op(op)
         elif k == L_LABEL or k == L_MIR_BLOCK:

@@ -428,9 +428,13 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
     for t, line_of_op, raw_text, lineno in _logical_lines(text, memo, classify_new, counts):
         k = t[0]
         if k == K_OP:
-            op = (new_op if t[4] is not None else MlirOp)(
-                t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op, raw_text, (),
-                parent, t[7], lineno, t[11])
+            if t[4] is not None:
+                op = new_op(t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op,
+                            raw_text, (), parent, t[7], lineno, t[11])
+            else:  # details left unread (MlirOp reads them on first use)
+                op = MlirOp(t[1], t[2], t[3], (), "", "", UNKNOWN_LOCATION, line_of_op, raw_text,
+                            (), parent, t[7], lineno, t[11])
+                del op.operands, op.types, op.attributes
             all_ops.append(op)
             add_here(op)
             if t[8]:

@@ -148,25 +148,20 @@ class Instruction(Op):
     """SASS byte offset (``/*0040*/`` is 0x40); -1 elsewhere."""
 
 
-def _read_on_first_use(slot) -> property:
-    """A property over an op's ``slot`` that, while the slot holds None, reads the op's
-    details from its text (``read_details``) and fills every detail slot still None."""
-
-    def get(self):
-        value = slot.__get__(self)
-        if value is None:
-            for detail, read in zip(_DETAIL_SLOTS, self.read_details(self.text)):
-                if detail.__get__(self) is None:
-                    detail.__set__(self, read)
-            value = slot.__get__(self)
-        return value
-
-    return property(get, slot.__set__)
+# The details a lazy op may leave unread, and their slots.
+_DETAILS = {"operands": Op.operands, "types": Op.types, "attributes": Op.attributes}
 
 
-# The slots themselves: the lazy classes' properties stand in front of them.
-_DETAIL_SLOTS = (Op.operands, Op.types, Op.attributes)
-_OPERANDS = Op.operands
+def _read_details(op, name: str):
+    """Fill every detail slot ``op`` left empty from its text; the value of ``name``."""
+    if name not in _DETAILS:
+        raise AttributeError(f"{type(op).__name__!r} object has no attribute {name!r}")
+    for (detail, slot), value in zip(_DETAILS.items(), op.read_details(op.text)):
+        try:
+            slot.__get__(op)
+        except AttributeError:  # empty: not read yet
+            slot.__set__(op, value)
+    return _DETAILS[name].__get__(op)
 
 
 class LazyOp(Op):
@@ -175,9 +170,11 @@ class LazyOp(Op):
 
     A stage file's parse reads every line's kind, name, results, nesting and location
     at once (what links and views need); the rest of an op's text is read only for
-    the ops someone looks at. Each parser subclasses this with its ``read_details``;
-    the values equal those of the eager parse (the tests hold them to it). None in a
-    detail slot means "not read yet".
+    the ops someone looks at. The parser empties the slots it leaves unread
+    (``del op.operands``); reading one then lands in ``__getattr__``, which fills
+    them with ``read_details`` (each parser's subclass has its own). The values equal
+    those of the eager parse (the tests hold them to it), and once read they are
+    plain slots again.
     """
 
     __slots__ = ()
@@ -187,28 +184,16 @@ class LazyOp(Op):
         """(operands, types, attributes) of an op printed as ``text``."""
         raise NotImplementedError
 
-    operands = _read_on_first_use(Op.operands)
-    types = _read_on_first_use(Op.types)
-    attributes = _read_on_first_use(Op.attributes)
+    __getattr__ = _read_details
 
 
 class LazyInstruction(Instruction):
-    """An :class:`Instruction` whose operands are read on first use, like :class:`LazyOp`
-    (an instruction's types and attributes are '' from the start)."""
+    """An :class:`Instruction` whose operands are read on first use, like :class:`LazyOp`."""
 
     __slots__ = ()
 
     read_details = LazyOp.read_details
-
-    @property
-    def operands(self) -> tuple[str, ...]:  # type: ignore[override]
-        value = _OPERANDS.__get__(self)
-        if value is None:  # types and attributes are never unread here: only operands
-            value = self.read_details(self.text)[0]
-            _OPERANDS.__set__(self, value)
-        return value
-
-    operands = operands.setter(_OPERANDS.__set__)  # type: ignore[assignment]
+    __getattr__ = _read_details
 
 
 @dataclass(slots=True, eq=False)

@@ -263,9 +263,13 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
             if block is None:
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
-            op = (Instruction if t[3] is not None else PtxInstruction)(
-                t[1], "ptx", (), t[3], "", "", UNKNOWN_LOCATION, lineno, raw, (), fn, loc_key,
-                lineno, "", t[2])
+            if t[3] is not None:
+                op = Instruction(t[1], "ptx", (), t[3], "", "", UNKNOWN_LOCATION, lineno, raw, (),
+                                 fn, loc_key, lineno, "", t[2])
+            else:  # operands left unread (PtxInstruction reads them on first use)
+                op = PtxInstruction(t[1], "ptx", (), (), "", "", UNKNOWN_LOCATION, lineno, raw, (),
+                                    fn, loc_key, lineno, "", t[2])
+                del op.operands
             block.ops.append(op)
             all_ops.append(op)
             if not t[4]:
