@@ -153,14 +153,20 @@ _DETAILS = {"operands": Op.operands, "types": Op.types, "attributes": Op.attribu
 
 
 def _read_details(op, name: str):
-    """Fill every detail slot ``op`` left empty from its text; the value of ``name``."""
+    """Fill the detail slots ``op`` left empty (its class's ``unread``) from its text;
+    the value of ``name``. Only reached for an empty slot (or a missing attribute)."""
     if name not in _DETAILS:
         raise AttributeError(f"{type(op).__name__!r} object has no attribute {name!r}")
-    for (detail, slot), value in zip(_DETAILS.items(), op.read_details(op.text)):
-        try:
-            slot.__get__(op)
-        except AttributeError:  # empty: not read yet
-            slot.__set__(op, value)
+    values = op.read_details(op.text)
+    for i, detail in op.unread:
+        slot = _DETAILS[detail]
+        if detail != name:  # an unread detail someone has set since keeps its value
+            try:
+                slot.__get__(op)
+                continue
+            except AttributeError:
+                pass
+        slot.__set__(op, values[i])
     return _DETAILS[name].__get__(op)
 
 
@@ -178,6 +184,8 @@ class LazyOp(Op):
     """
 
     __slots__ = ()
+    unread = ((0, "operands"), (1, "types"), (2, "attributes"))
+    """The details the parser leaves unread, with their index in ``read_details``."""
 
     @staticmethod
     def read_details(text: str) -> tuple:
@@ -191,7 +199,7 @@ class LazyInstruction(Instruction):
     """An :class:`Instruction` whose operands are read on first use, like :class:`LazyOp`."""
 
     __slots__ = ()
-
+    unread = ((0, "operands"),)  # an instruction's types and attributes are '' at once
     read_details = LazyOp.read_details
     __getattr__ = _read_details
 
