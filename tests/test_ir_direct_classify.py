@@ -18,6 +18,13 @@ def _lines(*suffixes: str) -> list[str]:
                    for line in p.read_text().split("\n")})
 
 
+def _edit(line: str, edits: list[tuple[int, str]]) -> str:
+    """``line`` with each piece inserted at its position (garbling a real line)."""
+    for pos, piece in edits:
+        line = line[:pos] + piece + line[pos:]
+    return line
+
+
 def _classify(raw: str) -> tuple:
     try:
         return llvm.classify(raw)
@@ -43,17 +50,21 @@ def test_every_llvm_fixture_line_agrees_with_classify():
 @settings(max_examples=600, deadline=None)
 @given(st.sampled_from(LLVM_LINES), EDITS)
 def test_garbled_llvm_lines_agree_with_classify(line, edits):
-    for pos, piece in edits:
-        line = line[:pos] + piece + line[pos:]
+    line = _edit(line, edits)
     assert llvm.classify_direct(line) == _classify(line), line
 
 
-def _stage_line(raw: str) -> tuple:
-    """The stage-file reading, with lazily read operands filled in."""
-    t = llvm.classify_stage_line(raw)
-    if t[0] == llvm.L_INSTR and t[3] is None:
-        t = t[:3] + (llvm.read_operands(raw),) + t[4:]
+def _read_lazily(parser, lazy_class, kind: int, raw: str) -> tuple:
+    """A stage-file line as ``parser`` reads it, with the operands it left unread
+    filled in the way ``lazy_class`` reads them."""
+    t = parser.classify_stage_line(raw)
+    if t[0] == kind and t[3] is None:
+        t = t[:3] + (lazy_class.read_details(raw)[0],) + t[4:]
     return t
+
+
+def _stage_line(raw: str) -> tuple:
+    return _read_lazily(llvm, llvm.LlvmInstruction, llvm.L_INSTR, raw)
 
 
 def test_every_llvm_fixture_line_agrees_with_classify_when_read_lazily():
@@ -67,8 +78,7 @@ def test_every_llvm_fixture_line_agrees_with_classify_when_read_lazily():
 @settings(max_examples=600, deadline=None)
 @given(st.sampled_from(LLVM_LINES), EDITS)
 def test_garbled_llvm_lines_agree_with_classify_when_read_lazily(line, edits):
-    for pos, piece in edits:
-        line = line[:pos] + piece + line[pos:]
+    line = _edit(line, edits)
     assert _stage_line(line) == _classify(line), line
 
 
@@ -79,10 +89,7 @@ PTX_EDITS = st.lists(st.tuples(st.integers(0, 80), st.sampled_from(
 
 
 def _ptx_stage_line(raw: str) -> tuple:
-    t = ptx.classify_stage_line(raw)
-    if t[0] == ptx.P_INSTR and t[3] is None:
-        t = t[:3] + (ptx.read_operands(raw),) + t[4:]
-    return t
+    return _read_lazily(ptx, ptx.PtxInstruction, ptx.P_INSTR, raw)
 
 
 def test_every_ptx_fixture_line_agrees_with_classify_when_read_lazily():
@@ -97,8 +104,7 @@ def test_every_ptx_fixture_line_agrees_with_classify_when_read_lazily():
 @settings(max_examples=600, deadline=None)
 @given(st.sampled_from(PTX_LINES), PTX_EDITS)
 def test_garbled_ptx_lines_agree_with_classify_when_read_lazily(line, edits):
-    for pos, piece in edits:
-        line = line[:pos] + piece + line[pos:]
+    line = _edit(line, edits)
     assert _ptx_stage_line(line) == ptx._safe(line), line
 
 
@@ -129,8 +135,7 @@ def test_every_mlir_fixture_line_agrees_with_classify_when_read_lazily():
 @settings(max_examples=600, deadline=None)
 @given(st.sampled_from(MLIR_LINES), MLIR_EDITS)
 def test_garbled_mlir_lines_agree_with_classify_when_read_lazily(line, edits):
-    for pos, piece in edits:
-        line = line[:pos] + piece + line[pos:]
+    line = _edit(line, edits)
     assert _mlir_lazy(line) == mlir._classify_safe(line), line
 
 
@@ -198,8 +203,7 @@ def test_mlir_fast_paths_agree_with_the_general_reader_on_every_fixture_line():
 @settings(max_examples=600, deadline=None)
 @given(st.sampled_from(MLIR_LINES), MLIR_EDITS, st.booleans())
 def test_mlir_fast_paths_agree_with_the_general_reader_on_garbled_lines(line, edits, lazy):
-    for pos, piece in edits:
-        line = line[:pos] + piece + line[pos:]
+    line = _edit(line, edits)
     assert mlir._classify_safe(line, lazy) == _general(line, lazy), line
 
 

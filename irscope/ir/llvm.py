@@ -128,7 +128,7 @@ _PLAIN_HEAD = re.compile(r"  (?:(%[-\w.$]+) = )?(?:tail |musttail |notail )?([a-
 
 def classify_stage_line(raw: str) -> tuple:
     """``classify_direct(raw)``, except that a plain instruction's operands are left
-    None (for :class:`LlvmInstruction`, which reads them with :func:`read_operands`)."""
+    None (:class:`LlvmInstruction` reads them)."""
     m = _PLAIN_HEAD.match(raw)
     if m is not None and not raw[-1].isspace():
         res, opcode = m.groups()
@@ -138,12 +138,6 @@ def classify_stage_line(raw: str) -> tuple:
     return classify_direct(raw)
 
 
-def read_operands(raw: str) -> tuple[str, ...]:
-    """The operands :func:`classify` reads from an instruction line."""
-    t = classify_direct(raw)
-    return t[3] if t[0] == L_INSTR else ()
-
-
 class LlvmInstruction(LazyInstruction):
     """An LLVM IR instruction of a stage file: operands read on first use."""
 
@@ -151,7 +145,8 @@ class LlvmInstruction(LazyInstruction):
 
     @staticmethod
     def read_details(text: str) -> tuple:
-        return read_operands(text), "", ""
+        t = classify_direct(text)  # what the eager parse reads from the line
+        return (t[3] if t[0] == L_INSTR else ()), "", ""
 
 
 def classify_direct(raw: str) -> tuple:

@@ -174,7 +174,7 @@ _PLAIN_INSTR = re.compile(r"[ \t]+(?:(@!?%?\w+)[ \t]+)?([a-z_][\w.:]*)(?=[ \t;])
 
 def classify_stage_line(raw: str) -> tuple:
     """``classify(raw)`` (never raising), except that a plain instruction's operands
-    are left None; :func:`read_operands` gives them."""
+    are left None; :class:`PtxInstruction` reads them."""
     m = _PLAIN_INSTR.match(raw)
     # (a ':' outside '::' could make the line a label: classify judges those)
     if m is not None and (":" not in raw or raw.count(":") == 2 * raw.count("::")):
@@ -184,12 +184,6 @@ def classify_stage_line(raw: str) -> tuple:
     return _safe(raw)
 
 
-def read_operands(raw: str) -> tuple[str, ...]:
-    """The operands :func:`classify` reads from an instruction line."""
-    t = _safe(raw)
-    return t[3] if t[0] == P_INSTR else ()
-
-
 class PtxInstruction(LazyInstruction):
     """A PTX instruction: operands split on first use."""
 
@@ -197,7 +191,8 @@ class PtxInstruction(LazyInstruction):
 
     @staticmethod
     def read_details(text: str) -> tuple:
-        return read_operands(text), "", ""
+        t = _safe(text)  # what the eager parse reads from the line
+        return (t[3] if t[0] == P_INSTR else ()), "", ""
 
 
 def _safe(raw: str) -> tuple:
