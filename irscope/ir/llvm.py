@@ -135,7 +135,8 @@ def classify_stage_line(raw: str) -> tuple:
         if opcode in _OPCODES:
             return (L_INSTR, opcode, (res,) if res else (), None, _dbg_ref(raw, m.end())[0],
                     UNKNOWN_LOCATION, "llvm", "")
-    return classify_direct(raw)
+    # (no plain head: classify_direct's regex, which needs one too, would fail as well)
+    return _safe(classify, raw)
 
 
 class LlvmInstruction(LazyInstruction):
@@ -580,11 +581,14 @@ def _debug_info(meta: dict[str, str], nodes: dict[str, tuple], cache: ParseCache
 
 
 def _resolve(mod: Module, info: DebugInfo) -> None:
-    get, resolve = info.cache.get, info.resolve
+    resolve = info.resolve
+    last_ref, loc = None, UNKNOWN_LOCATION  # neighbouring instructions mostly share one
     for op in mod.all_ops:
         ref = op.loc_ref
         if ref and op.dialect != "mir":  # MIR ops carry their location already
-            op.location = get(ref) or resolve(ref)
+            if ref != last_ref:
+                last_ref, loc = ref, resolve(ref)
+            op.location = loc
     for fn in mod.functions:
         if fn.loc_ref:
             fn.location = resolve(fn.loc_ref)
