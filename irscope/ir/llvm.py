@@ -387,10 +387,26 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     block_add = None
     total = 0
     lineno = 0
+    head = _PLAIN_HEAD.match
     # Every counted line is either understood or listed in ``unknown``.
     for lineno, raw in enumerate(text.split("\n"), 1):
         if classifier is classify and not templates:
-            # A stage file repeats few lines: reading a line costs less than a memo.
+            # A stage file: most lines are plain instructions of an open block, made
+            # into ops right here (what classify_stage_line and the L_INSTR branch
+            # below would do, without the tuple between them); no memo, as a stage
+            # file repeats few lines and reading one costs less.
+            m = head(raw)
+            if m is not None and block_add is not None and not raw[-1].isspace():
+                res, opcode = m.groups()
+                if opcode in _OPCODES:
+                    op = LlvmInstruction(opcode, "llvm", (res,) if res else (), (), "", "",
+                                         UNKNOWN_LOCATION, lineno, raw, (), fn,
+                                         _dbg_ref(raw, m.end())[0], lineno, "")
+                    del op.operands  # read on first use
+                    block_add(op)
+                    add_op(op)
+                    total += 1
+                    continue
             t = classify_stage_line(raw)
         else:
             t = memo.get(raw)
