@@ -29,13 +29,16 @@ class Templater:
 
     ``tokens`` is a regex with exactly two groups, the sigil and the name
     (``(%|\\^)([\\w$.-]+)``); ``sigils`` lists every sigil the first group can match;
-    ``finish(shape, template)`` completes a classified template once.
+    ``finish(shape, template)`` completes a classified template once; lines that
+    start with ``unique`` (definitions such as ``#loc12 = ...``, each unlike any
+    other) are classified directly by :meth:`classify_new`.
     """
 
-    __slots__ = ("_split", "_fill_re", "_part_re", "_classify", "_finish")
+    __slots__ = ("_split", "_fill_re", "_part_re", "_classify", "_finish", "_unique")
 
     def __init__(self, tokens: str, sigils: tuple[str, ...], classify: Callable[[str], tuple],
-                 finish: Callable[[tuple, str], tuple] = lambda shape, template: shape):
+                 finish: Callable[[tuple, str], tuple] = lambda shape, template: shape,
+                 unique: str = ""):
         self._split = re.compile(tokens).split
         alt = "|".join(re.escape(s) for s in sorted(sigils, key=len, reverse=True))
         # A placeholder never runs into name characters: the token took all of them
@@ -47,6 +50,18 @@ class Templater:
         # Completes a classified template with what is the same for all its lines
         # (the op's form), computed once per template instead of once per line.
         self._finish = finish
+        self._unique = unique
+
+    def classify_new(self, line: str, memo: dict) -> tuple:
+        """Classify a line not seen before: through its template, but directly when it
+        starts with ``unique`` (nothing to share) or when templating fails (a template
+        must never cost a line its parse)."""
+        if self._unique and line.startswith(self._unique):
+            return self._classify(line)
+        try:
+            return self.classify(line, memo)
+        except Exception:
+            return self._classify(line)
 
     def classify(self, line: str, memo: dict) -> tuple:
         """``classify(line)``, computed once per template (``memo`` holds templates)."""

@@ -304,19 +304,10 @@ def _with_form(shape: tuple, template: str) -> tuple:
     return shape
 
 
+# Metadata definitions (``!7 = !DILocation(...)``) are unique: classified directly.
 _TEMPLATER = Templater(r"(%|!(?=\d+(?![-\w.$])))([-\w.$]+)", ("%", "!"),
-                       classify_direct, _with_form)
-
-
-def _classify_new(raw: str, shapes: dict) -> tuple:
-    """Classify an LLVM IR line not seen before, through its template; metadata
-    definitions (``!7 = !DILocation(...)``) are unique and classified directly."""
-    if raw[:1] == "!":
-        return classify_direct(raw)
-    try:
-        return _TEMPLATER.classify(raw, shapes)
-    except Exception:  # a template must never cost a line its parse
-        return classify_direct(raw)
+                       classify_direct, _with_form, unique="!")
+_classify_new = _TEMPLATER.classify_new
 
 
 # Value names and metadata numbers rewritten to one constant each (see op_forms_llvm).
@@ -393,8 +384,10 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
         if classifier is classify and not templates:
             # A stage file: most lines are plain instructions of an open block, made
             # into ops right here (what classify_stage_line and the L_INSTR branch
-            # below would do, without the tuple between them); no memo, as a stage
-            # file repeats few lines and reading one costs less.
+            # below would do, without the tuple between them: a shared helper costs
+            # this parse ~10%; the tests hold the result to the eager snapshot
+            # parse); no memo, as a stage file repeats few lines and reading one
+            # costs less.
             m = head(raw)
             if m is not None and block_add is not None and not raw[-1].isspace():
                 res, opcode = m.groups()

@@ -82,6 +82,16 @@ def _args(inner: str) -> tuple:
     return tuple(out)
 
 
+def _dialect(name: str) -> str:
+    return name.split(".", 1)[0] if "." in name else "builtin"
+
+
+def _unread_op(name: str, results: tuple, loc: str, generic: bool) -> tuple:
+    """The classified tuple of an op without regions read lazily: its operands, types,
+    attributes (and defs, which only ops with regions have) left None."""
+    return (K_OP, name, _dialect(name), results, None, None, None, loc, False, None, generic, "")
+
+
 def _op(s: str, lazy: bool = False) -> tuple:
     m = _OP_RE.match(s)
     if m is None:
@@ -109,9 +119,8 @@ def _op(s: str, lazy: bool = False) -> tuple:
         body, opens = body[:-3], True
     elif body.endswith(" {") or body == "{":
         body, opens = body[:-2], True
-    elif lazy:  # operands, types, attributes (and defs, for regions only): left unread
-        return (K_OP, name, "builtin" if "." not in name else name.split(".", 1)[0], results,
-                None, None, None, loc, False, None, generic, "")
+    elif lazy:
+        return _unread_op(name, results, loc, generic)
     a_start, a_end, colon = top_level(body)
     types = body[colon + 3:].strip() if colon >= 0 else ""
     head = body[:colon] if colon >= 0 else body
@@ -121,7 +130,7 @@ def _op(s: str, lazy: bool = False) -> tuple:
     if " = " in head:
         defs = tuple(_DEF_RE.findall(head))
         operands = [o for o in operands if o not in defs]
-    dialect = name.split(".", 1)[0] if "." in name else "builtin"
+    dialect = _dialect(name)
     # The form (last) is left empty here: it costs as much as the rest of the line,
     # and is filled once per template for snapshots, on demand for a stage's text.
     return (K_OP, name, dialect, results, tuple(operands), types, attrs, loc, opens,
@@ -180,8 +189,7 @@ def classify(raw: str, lazy: bool = False) -> tuple:
         m = _PLAIN_OP_RE.match(raw)
         if m is not None and not (m.group(3) or "").endswith("{"):
             res, name, _, loc = m.groups()
-            return (K_OP, name, "builtin" if "." not in name else name.split(".", 1)[0], (res,),
-                    None, None, None, loc, False, None, False, "")
+            return _unread_op(name, (res,), loc, False)
     return classify_general(raw, lazy)
 
 
@@ -261,18 +269,10 @@ def _with_form(shape: tuple, template: str) -> tuple:
     return shape
 
 
-_TEMPLATER = Templater(rf"(%|\^|#loc)({_NAME})", ("#loc", "%", "^"), _classify_safe, _with_form)
-
-
-def _classify_new(raw: str, shapes: dict) -> tuple:
-    """Classify a line not seen before: through its template, except alias
-    definitions (``#loc12 = loc(...)``), which are unique and gain nothing."""
-    if raw[:1] == "#":
-        return _classify_safe(raw)
-    try:
-        return _TEMPLATER.classify(raw, shapes)
-    except Exception:  # a template must never cost a line its parse
-        return _classify_safe(raw)
+# Alias definitions (``#loc12 = loc(...)``) are unique: classified directly.
+_TEMPLATER = Templater(rf"(%|\^|#loc)({_NAME})", ("#loc", "%", "^"), _classify_safe, _with_form,
+                       unique="#")
+_classify_new = _TEMPLATER.classify_new
 
 
 def _logical_lines(text: str, memo: dict, classify_new, counts: list):
@@ -423,7 +423,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
     # classified once per template; a stage's own text rarely repeats one, and there
     # templating costs more than it saves (flash_attention: snapshots 1.26 -> 0.63 s
     # with templates, its final ttir/ttgir 0.012 -> 0.024 s).
-    classify_new = (functools.partial(_classify_new, shapes=shapes) if stage == "mlir"
+    classify_new = (functools.partial(_classify_new, memo=shapes) if stage == "mlir"
                     else _classify_lazy)
     for t, line_of_op, raw_text, lineno in _logical_lines(text, memo, classify_new, counts):
         k = t[0]

@@ -26,11 +26,12 @@ _FILE_RE = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)(?: to (?:\d+)?:\d+)?')
 # "pid"
 _STR_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
 # #loc12
-_ALIAS_RE = re.compile(r"#[\w$.-]+")
+_ALIAS = r"#[\w$.-]+"
+_ALIAS_RE = re.compile(_ALIAS)
 # Whole alias definitions:  "/abs/k.py":6:24  /  "pid"(#loc2)  /  callsite(#loc3 at #loc33)
 _PLAIN_FILE_RE = re.compile(r'"([^"\\]*)":(\d+):(\d+)')
-_NAMED_ALIAS_RE = re.compile(r'"([^"\\]*)"\((#[\w$.-]+)\)')
-_CALLSITE_ALIASES_RE = re.compile(r"callsite\((#[\w$.-]+) at (#[\w$.-]+)\)")
+_NAMED_ALIAS_RE = re.compile(rf'"([^"\\]*)"\(({_ALIAS})\)')
+_CALLSITE_ALIASES_RE = re.compile(rf"callsite\(({_ALIAS}) at ({_ALIAS})\)")
 # \22 (MLIR escapes bytes as two hex digits)
 _ESCAPE_RE = re.compile(r"\\([0-9a-fA-F]{2}|\\|\")")
 
@@ -111,27 +112,17 @@ class LocResolver:
             return loc
         m = _PLAIN_FILE_RE.fullmatch(s)
         if m is not None:
-            loc = self.shared[s] = Location((Frame(m.group(1), int(m.group(2)), int(m.group(3))),),
-                                            "file")
+            loc = self.shared[s] = _file_location(m)
             return loc
         m = _NAMED_ALIAS_RE.fullmatch(s)
         if m is not None:
-            child = self._alias(m.group(2), depth + 1)
-            frames = child.frames
-            if frames:
-                f0 = frames[0]
-                frames = (Frame(f0.file, f0.line, f0.col, m.group(1)),) + frames[1:]
-            kind = child.kind if child.kind in ("callsite", "fused") else "name"
-            return Location(frames, kind, child.parts)
+            return _named(m.group(1), self._alias(m.group(2), depth + 1))
         m = _CALLSITE_ALIASES_RE.fullmatch(s)
         if m is not None:
             callee = self._alias(m.group(1), depth + 1)
             caller = self._alias(m.group(2), depth + 1)
             return Location(callee.frames + caller.frames, "callsite")
-        m = _FILE_RE.fullmatch(s)  # escapes in the path, or a column range
-        if m is not None:
-            return Location((Frame(_unescape(m.group(1)), int(m.group(2)), int(m.group(3))),), "file")
-        return None
+        return None  # (escapes in a path, a column range...: _parse reads those)
 
     def _parse(self, s: str, i: int, depth: int) -> tuple[Location, int]:
         if depth > _MAX_DEPTH:
@@ -145,8 +136,7 @@ class LocResolver:
         if c == '"':
             m = _FILE_RE.match(s, i)
             if m:
-                frame = Frame(_unescape(m.group(1)), int(m.group(2)), int(m.group(3)))
-                return Location((frame,), "file"), m.end()
+                return _file_location(m), m.end()
             m = _STR_RE.match(s, i)
             if not m:
                 raise ValueError("bad string")
@@ -157,12 +147,7 @@ class LocResolver:
                 i = _expect(s, i, ")")
             else:
                 child = UNKNOWN_LOCATION
-            frames = child.frames
-            if frames:
-                f0 = frames[0]
-                frames = (Frame(f0.file, f0.line, f0.col, name),) + frames[1:]
-            kind = child.kind if child.kind in ("callsite", "fused") else "name"
-            return Location(frames, kind, child.parts), i
+            return _named(name, child), i
         if s.startswith("unknown", i):
             return UNKNOWN_LOCATION, i + 7
         if s.startswith("callsite(", i):
@@ -203,6 +188,21 @@ class LocResolver:
                 frames = part.frames
                 break
         return Location(frames, "fused", tuple(parts)), i + 1
+
+
+def _file_location(m: re.Match) -> Location:
+    """The location of a ``"path":line:col`` match (groups 1-3)."""
+    return Location((Frame(_unescape(m.group(1)), int(m.group(2)), int(m.group(3))),), "file")
+
+
+def _named(name: str, child: Location) -> Location:
+    """``"name"(child)``: the child's location with ``name`` on its innermost frame."""
+    frames = child.frames
+    if frames:
+        f0 = frames[0]
+        frames = (Frame(f0.file, f0.line, f0.col, name),) + frames[1:]
+    kind = child.kind if child.kind in ("callsite", "fused") else "name"
+    return Location(frames, kind, child.parts)
 
 
 def _expect(s: str, i: int, ch: str) -> int:

@@ -143,6 +143,7 @@ def units(module: Module) -> list:
 
 
 _LINE = operator.attrgetter("line")
+_LOCATION = operator.attrgetter("location")
 _MISSING = object()
 
 
@@ -164,9 +165,6 @@ def _index(ops: Iterable[Op], key, lines: bool = False) -> dict[tuple, list]:
     return out
 
 
-_LOCATION = operator.attrgetter("location")
-
-
 # ---------------------------------------------------------------- TTIR -> TTGIR
 
 def link_ttir_ttgir(ttir: Module, ttgir: Module) -> list[StageLink]:
@@ -184,12 +182,6 @@ def link_ttir_ttgir(ttir: Module, ttgir: Module) -> list[StageLink]:
     for key, gops in dst.items():
         tops = src.get(key)
         if not tops:
-            continue
-        if len(tops) == 1 and len(gops) == 1:  # most locations: what the loop below gives
-            t, g = tops[0], gops[0]
-            kind = ("same-op" if t.name == g.name or g.name in RENAMES.get(t.name, ()) else
-                    "derived" if getattr(g, "dialect", "") in _GPU_DIALECTS else "same-location")
-            links.append(StageLink("ttir", t.line, "ttgir", g.line, kind))
             continue
         by_name: dict[str, list[Op]] = defaultdict(list)
         for t in tops:
