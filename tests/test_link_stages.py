@@ -1,4 +1,4 @@
-"""irscope.link.stage_links (op-to-op links across stages) and ``irscope links``."""
+"""irscope.link (op-to-op links across stages), the core's link queries and ``irscope links``."""
 
 import json
 
@@ -6,9 +6,8 @@ import pytest
 
 from conftest import SAMPLES, irscope
 from irscope.ir import parse_stage
-from irscope.link.stage_links import (capture_links, link_by_location, link_ttir_ttgir, links_for_op,
-                                      links_for_python_line, normalise_instruction)
-from irscope.store.bundle import Bundle
+import irscope
+from irscope.link import link_by_location, link_ttir_ttgir, normalise_instruction
 
 TTIR = '''#loc = loc("/a/k.py":1:0)
 module {
@@ -90,10 +89,10 @@ def exact_bundles(tmp_path_factory):
     for name in ("vector_add", "jit_helper_call"):
         path = tmp_path_factory.mktemp("links") / f"{name}.irscope"
         irscope("run", SAMPLES / f"{name}.py", "--exact-links", "-o", path, "-q")
-        with Bundle.open(str(path)) as b:
-            rows = b.captures()
-            assert rows and {"llir_ttgirloc", "ptx_ttgirloc"} <= set(rows[0].stages), rows
-            out[name] = (path, rows[0].id, capture_links(b, rows[0].id), rows[0])
+        with irscope.open(str(path)) as b:
+            caps = b.captures()
+            assert caps and {"llir_ttgirloc", "ptx_ttgirloc"} <= set(caps[0].stages), caps
+            out[name] = (path, caps[0].id, caps[0].links(), caps[0].row)
     return out
 
 
@@ -165,14 +164,15 @@ def test_bundle_api_and_cli_json(exact_bundles):
     path, cid, cl, row = exact_bundles["vector_add"]
     ttgir = cl.modules["ttgir"]
     x_load = _op_line(ttgir, "tt.load", "%x_3")
-    with Bundle.open(str(path)) as b:
-        api = links_for_op(b, cid, "ttgir", x_load)
-        py = links_for_python_line(b, cid, 22, row.file)
+    with irscope.open(str(path)) as b:
+        cap = b.capture(f"#{cid}")
+        api = cap.links_for_op("ttgir", x_load).to_json()
+        py = cap.ops_at_line(22)
     assert {o.line for o in py["ttgir"]} >= {x_load}
     p = irscope("links", path, "add_kernel", "--stage", "ttgir", "--op-line", x_load, "--json", check=True)
     data = json.loads(p.stdout)
     assert data["stage"] == "ttgir" and data["line"] == x_load and "tt.load" in data["text"]
-    assert data["links"]["ptx"] == [o.to_json() for o in api["links"]["ptx"]]
+    assert data == api
     assert set(data["links"]) == {"ttir", "llir", "ptx", "sass"}
     bad = irscope("links", path, "add_kernel", "--stage", "ttgir", "--op-line", 1)
     assert bad.returncode == 1 and "no op starts at line 1" in bad.stderr

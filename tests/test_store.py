@@ -4,8 +4,7 @@ import sqlite3
 
 import pytest
 
-from irscope.capture.model import CapturedKernel, PassRecord, RunInfo
-from irscope.capture.tools import Resources
+from irscope.vocab.records import CapturedKernel, PassRecord, Resources, RunInfo
 from irscope.errors import IrscopeError
 from irscope.store.bundle import Bundle, is_bundle
 

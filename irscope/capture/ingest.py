@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import os
 
-from irscope.capture.passdump import split_pass_dump
+from irscope.vocab.passdump import split_pass_dump
+from irscope.vocab.stages import BINARY_STAGES, EXACT_STAGES
 from irscope.capture.timing import (assign_numbered_times, assign_times, parse_llvm_timing_reports,
                                     parse_timing_reports)
-from irscope.capture.model import CapturedKernel, PassRecord
-from irscope.capture.tools import Resources, amdgcn_resources, resources_from_binary, sass_with_lines
+from irscope.vocab.records import CapturedKernel, PassRecord, Resources
+from irscope.ir.ptx import static_shared_bytes
+from irscope.capture.tools import amdgcn_resources, resources_from_binary, sass_with_lines
 
-BINARY_STAGES = ("cubin", "hsaco")
-# Stages of the USE_IR_LOC=ttgir compile (--exact-links): their locations are
-# lines of the ttgir stage instead of Python lines.
-EXACT_STAGES = {"llir": "llir_ttgirloc", "ptx": "ptx_ttgirloc"}  # + sass_ttgirloc from its cubin
 _OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _OPTION_DEFAULTS = {"num_ctas": 1, "maxnreg": None}
 
@@ -132,7 +130,8 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
     exact_cubin = None
     for fname, path in (exact.get("files") or {}).items():
         ext = fname.rsplit(".", 1)[-1]
-        if ext in EXACT_STAGES or ext == "cubin":
+        # The USE_IR_LOC=ttgir compile (--exact-links): its SASS comes from its cubin.
+        if ext in ("llir", "ptx", "cubin"):
             try:
                 with open(path, "rb") as f:
                     data = f.read()
@@ -165,6 +164,8 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         resources = amdgcn_resources(stages.get("amdgcn") or "")
     if resources.shared is None and metadata.get("shared") is not None:
         resources.shared = metadata["shared"]
+    if isinstance(stages.get("ptx"), str):
+        resources.shared_static = static_shared_bytes(stages["ptx"])
 
     error = meta.get("error")
     failed_stage = failed_pass = None

@@ -11,7 +11,8 @@ import os
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+
+from irscope.vocab.records import Resources
 
 #  Function add_kernel:
 #  REG:26 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:408 TEXTURE:0 SURFACE:0 SAMPLER:0
@@ -22,27 +23,6 @@ PTXAS_REGS = re.compile(r"Used (?P<reg>\d+) registers")
 PTXAS_SPILLS = re.compile(r"(?P<stack>\d+) bytes stack frame, (?P<stores>\d+) bytes spill stores, (?P<loads>\d+) bytes spill loads")
 
 TOOL_TIMEOUT_S = 120
-
-
-@dataclass(slots=True)
-class Resources:
-    """Resource usage of one compiled kernel; None where unknown."""
-
-    registers: int | None = None
-    spill_stores: int | None = None
-    spill_loads: int | None = None
-    shared: int | None = None
-    local: int | None = None
-    stack: int | None = None
-    source: str = ""  # where the numbers came from: 'cuobjdump+ptxas', 'driver', ...
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def spills(self) -> int | None:
-        """Spilled bytes (stores + loads), as the summary table shows them."""
-        if self.spill_stores is None:
-            return None
-        return self.spill_stores + (self.spill_loads or 0)
 
 
 def parse_res_usage(text: str) -> dict[str, int]:

@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="the ops of every stage that come from one Python line")
     selection(sh, kernel_optional=True)
     sh.add_argument("--line", type=int, required=True, metavar="N", help="line of the kernel's file")
+    sh.add_argument("--call-sites", action="store_true",
+                    help="also the ops inlined from a helper called at that line (by default an op belongs "
+                         "only to the line of its innermost user frame)")
     sh.add_argument("--json", action="store_true", help="a JSON object: line, source, stages")
 
     lk = sub.add_parser("links", help="what one op became (or came from) in every other stage")

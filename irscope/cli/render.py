@@ -7,7 +7,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from irscope.store.bundle import CaptureRow
+from irscope.core import Capture, Occupancy
 
 STAGE_ABBREV = {"source": "src"}  # the rest print as they are
 
@@ -28,24 +28,37 @@ def _num(v) -> str:
     return "-" if v is None else str(v)
 
 
-def capture_table(rows: list[CaptureRow], title: str | None = None) -> Table:
+def occupancy_cell(occ: Occupancy | None) -> str:
+    """``2x8w regs``: resident blocks per SM, times warps per block, and what binds."""
+    if occ is None:
+        return "-"
+    per_block = occ.warps_per_sm // occ.blocks_per_sm if occ.blocks_per_sm else 0
+    return f"{occ.blocks_per_sm}x{per_block}w {LIMIT_ABBREV.get(occ.limited_by, occ.limited_by)}"
+
+
+LIMIT_ABBREV = {"registers": "regs", "shared": "smem", "warps": "warps", "blocks": "blocks"}
+
+
+def capture_table(caps: list[Capture], title: str | None = None) -> Table:
     """The summary table of ``irscope run`` and ``irscope ls``."""
     t = Table(title=title, header_style="bold", show_lines=False)
     for col, kw in (("#", {"justify": "right"}), ("kernel", {}), ("variant", {"overflow": "fold"}), ("target", {}),
                     ("triton", {}), ("stages", {}), ("passes", {"justify": "right"}), ("regs", {"justify": "right"}),
                     ("spills", {"justify": "right"}), ("shared", {"justify": "right"}),
-                    ("compile", {"justify": "right"}), ("status", {})):
+                    ("occupancy", {"justify": "right"}), ("compile", {"justify": "right"}), ("status", {})):
         t.add_column(col, **kw)
-    for r in rows:
-        spills = None if r.spill_stores is None else r.spill_stores + (r.spill_loads or 0)
+    for c in caps:
+        r = c.row
+        res = c.resources
+        spills = res.spills
         status = "[green]ok[/]" if not r.error else f"[red]failed[/] ({r.failed_pass or r.failed_stage or '?'})"
         if not r.complete:
             status += " [yellow]incomplete run[/]"
         regs = _num(r.registers) + ("*" if r.resource_source == "driver" else "")
         t.add_row(str(r.id), r.kernel, r.variant, r.target, r.triton_version or "-",
                   " ".join(STAGE_ABBREV.get(s, s) for s in r.stages if s != "json"), str(r.passes), regs,
-                  _num(spills) if spills is None else human_bytes(spills), human_bytes(r.shared),
-                  "-" if r.compile_seconds is None else f"{r.compile_seconds:.2f}s", status)
+                  _num(spills) if spills is None else human_bytes(spills), human_bytes(res.shared),
+                  occupancy_cell(c.occupancy), "-" if r.compile_seconds is None else f"{r.compile_seconds:.2f}s", status)
     return t
 
 

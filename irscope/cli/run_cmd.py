@@ -10,6 +10,7 @@ import tempfile
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+import irscope
 from irscope.capture.session import CHILD_DIR, CaptureRequest, normalise_target, run_capture, run_info
 from irscope.cli.render import capture_table, human_bytes, stdout_console
 from irscope.errors import IrscopeError
@@ -134,8 +135,11 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
         problem = _problem_line(outcomes, interrupted)
         status = "interrupted" if interrupted else ("failed" if problem else "ok")
         bundle.finish_run(run_id, complete=not interrupted, status=status, error=problem)
-    rows = [r for r in bundle.captures() if r.id in set(stored)]
     bundle.close()
+    rows = []
+    if stored:
+        with irscope.open(output) as view:
+            rows = [c for c in view.captures() if c.id in set(stored)]
     output_exists = True
     if not stored and not existed:
         os.remove(output)  # nothing captured into a bundle we created: leave no empty file
@@ -145,7 +149,7 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
         print(json.dumps([r.to_json() for r in rows], indent=2))
     elif rows:
         stdout_console().print(capture_table(rows))
-    for note in dict.fromkeys(n for r in rows for n in r.notes):
+    for note in dict.fromkeys(n for r in rows for n in r.row.notes):
         console.print(f"[yellow]note:[/] {note}", highlight=False)
     if output_exists:
         size = os.path.getsize(output)
@@ -178,7 +182,7 @@ def _label(outcome) -> str:
 
 
 def _exit_code(outcomes, rows, interrupted, problem, console, strict) -> int:
-    failed = [r for r in rows if r.error]
+    failed = [r.row for r in rows if r.error]
     if interrupted:
         console.print(f"irscope: {problem}", highlight=False)
         return EXIT_INTERRUPTED

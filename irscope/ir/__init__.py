@@ -17,17 +17,17 @@ from .llvm import op_forms_llvm, parse_llvm
 from .mlir import op_forms_mlir, parse_mlir
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, Op, ParseCache, Region, Value)
-from irscope.capture.passdump import (PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump,
+from irscope.vocab.passdump import (PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump,
                        split_pass_dump)
 from .ptx import parse_ptx
 from .sass import parse_sass
-from .stages import STAGES, StageInfo, stage_for_extension, stage_info
+from .stages import STAGES, StageInfo, parse_as, stage_for_extension, stage_info
 
 __all__ = [
     "Block", "Frame", "Function", "Instruction", "Location", "Module", "Op", "ParseCache",
     "PassDump", "PassSnapshot", "Region", "STAGES", "StageInfo", "UNKNOWN_LOCATION", "Value",
     "normalise_op_text", "op_form", "op_forms", "parse_llvm", "parse_mlir", "parse_ptx", "parse_sass", "parse_snapshot",
-    "parse_snapshots", "parse_stage", "split_llvm_pass_dump", "split_mlir_pass_dump",
+    "parse_snapshots", "parse_as", "parse_pass", "parse_stage", "split_llvm_pass_dump", "split_mlir_pass_dump",
     "split_pass_dump", "stage_for_extension", "stage_info",
 ]
 
@@ -35,7 +35,7 @@ __all__ = [
 def parse_stage(stage: str, text: str, cache: ParseCache | None = None) -> Module:
     """Parse ``text`` as ``stage`` (``ttir``, ``ttgir``, ``llir``, ``ptx``, ``sass``, or
     ``mlir`` for a pass snapshot). Raises ValueError only for an unknown stage name."""
-    return stage_info(stage).parse(text, cache)
+    return parse_as(stage, text, cache)
 
 
 @paused_gc
@@ -61,12 +61,20 @@ def op_forms(stage: str, text: str, cache: ParseCache | None = None) -> list[tup
             if op.name != "<unknown>" and op.name]
 
 
+def parse_pass(kind: str, text: str, cache: ParseCache | None = None,
+               metadata: dict[str, str] | None = None) -> Module:
+    """Parse one pass snapshot's text by its kind: ``mlir``, ``llvm`` (LLVM IR) or
+    ``mir`` (machine IR of codegen passes). ``metadata``: the ``!N`` table of an
+    earlier module-level LLVM dump, for a function-level one that prints none."""
+    if kind == "mlir":
+        return parse_mlir(text, "mlir", cache)
+    return parse_llvm(text, kind, cache, metadata)
+
+
 def parse_snapshot(snap: PassSnapshot, cache: ParseCache | None = None,
                    metadata: dict[str, str] | None = None) -> Module:
     """Parse one pass snapshot with the parser of its family (MLIR, LLVM IR or MIR)."""
-    if snap.family == "mlir":
-        return parse_mlir(snap.text, "mlir", cache)
-    return parse_llvm(snap.text, snap.family, cache, metadata)
+    return parse_pass(snap.family, snap.text, cache, metadata)
 
 
 @paused_gc

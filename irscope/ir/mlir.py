@@ -19,7 +19,7 @@ from .forms import erase_names, normalise_op_text
 from .mlir_loc import LocResolver
 from .model import (UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,
                     Region, Value)
-from irscope.capture.passdump import PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump
+from irscope.vocab.passdump import PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump
 
 __all__ = ["parse_mlir", "split_mlir_pass_dump", "split_llvm_pass_dump", "PassDump",
            "PassSnapshot"]

@@ -378,3 +378,22 @@ def _resolve(mod: Module, files: dict[int, str], locs: dict[str, tuple]) -> None
     for op in mod.all_ops:
         if op.loc_ref:
             op.location = resolved.get(op.loc_ref, UNKNOWN_LOCATION)
+
+
+# .shared .align 16 .b8 smem[4096];   (static: sized in the PTX)
+# .extern .shared .align 16 .b8 global_smem[];   (dynamic: sized at launch)
+_PTX_SHARED = re.compile(r"^\s*(?P<extern>\.extern\s+)?\.shared\s+(?:\.align\s+\d+\s+)?\.(?P<ty>[busf])(?P<bits>\d+)"
+                         r"\s+[\w$]+(?P<dims>(?:\[\d*\])*)\s*;", re.M)
+
+
+def static_shared_bytes(ptx: str) -> int:
+    """Bytes of the statically sized ``.shared`` arrays a PTX module declares."""
+    total = 0
+    for m in _PTX_SHARED.finditer(ptx):
+        if m["extern"]:
+            continue
+        n = 1
+        for dim in re.findall(r"\[(\d*)\]", m["dims"]):
+            n *= int(dim) if dim else 0
+        total += n * int(m["bits"]) // 8
+    return total

@@ -1,9 +1,11 @@
-"""The stages irscope parses, as small frozen descriptors in one registry."""
+"""Parsing by stage name: the registry (:mod:`irscope.vocab.stages`) names each
+stage's parser family; this table maps a family to its parser."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
+
+from irscope.vocab.stages import STAGES as _ALL, Stage, for_extension
 
 from .llvm import parse_llvm
 from .mlir import parse_mlir
@@ -11,50 +13,35 @@ from .model import Module, ParseCache
 from .ptx import parse_ptx
 from .sass import parse_sass
 
+StageInfo = Stage  # the registry entry (kept under its older name)
 
-@dataclass(frozen=True, slots=True)
-class StageInfo:
-    """What irscope knows about one stage of the compiler's output."""
+PARSERS: dict[str, Callable[..., Module]] = {"mlir": parse_mlir, "llvm": parse_llvm, "ptx": parse_ptx,
+                                             "sass": parse_sass}
+"""Parser family -> ``parser(text, stage, cache)``."""
 
-    name: str
-    """Registry key: ``ttir``, ``ttgir``, ``llir``, ``ptx``, ``sass``, ``mlir``."""
-    extension: str
-    """File extension Triton uses (``.ttgir``...)."""
-    display_name: str
-    """Human-readable name."""
-    family: str
-    """Parser family: ``mlir``, ``llvm``, ``ptx`` or ``sass``."""
-    parser: Callable[..., Module]
-    """``parser(text, stage, cache)`` -> :class:`Module`."""
-
-    def parse(self, text: str, cache: ParseCache | None = None) -> Module:
-        """Parse ``text`` as this stage."""
-        return self.parser(text, self.name, cache)
+STAGES: dict[str, Stage] = {name: s for name, s in _ALL.items() if s.parsed and s.base is None}
+"""The stages irscope parses, in pipeline order (pass snapshots last)."""
 
 
-STAGES: dict[str, StageInfo] = {s.name: s for s in (
-    StageInfo("ttir", ".ttir", "Triton IR", "mlir", parse_mlir),
-    StageInfo("ttgir", ".ttgir", "Triton GPU IR", "mlir", parse_mlir),
-    StageInfo("llir", ".llir", "LLVM IR", "llvm", parse_llvm),
-    StageInfo("ptx", ".ptx", "PTX", "ptx", parse_ptx),
-    StageInfo("sass", ".sass", "SASS", "sass", parse_sass),
-    StageInfo("mlir", ".mlir", "MLIR pass snapshot", "mlir", parse_mlir),
-)}
-"""Every known stage by name, in pipeline order (pass snapshots last)."""
-
-
-def stage_info(name: str) -> StageInfo:
-    """The descriptor of stage ``name``; ValueError for an unknown name."""
+def stage_info(name: str) -> Stage:
+    """The registry entry of parsed stage ``name``; ValueError for any other name."""
     try:
         return STAGES[name]
     except KeyError:
         raise ValueError(f"unknown stage {name!r}; known: {', '.join(STAGES)}") from None
 
 
-def stage_for_extension(ext: str) -> StageInfo | None:
+def stage_for_extension(ext: str) -> Stage | None:
     """The stage whose files end with ``ext`` (``.ptx`` or ``ptx``), or None."""
-    ext = ext if ext.startswith(".") else "." + ext
-    for info in STAGES.values():
-        if info.extension == ext:
-            return info
-    return None
+    return for_extension(ext)
+
+
+def parse_as(name: str, text: str, cache: ParseCache | None = None) -> Module:
+    """Parse ``text`` as stage ``name``; an ``--exact-links`` stage (``ptx_ttgirloc``)
+    is read by its base stage's parser. ValueError for a stage irscope does not parse."""
+    info = _ALL.get(name)
+    if info is not None and info.base is not None:
+        info, name = _ALL[info.base], info.base
+    else:
+        info = stage_info(name)
+    return PARSERS[info.family](text, name, cache)

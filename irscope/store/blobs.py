@@ -18,6 +18,7 @@ import hashlib
 import lzma
 import sqlite3
 from collections import OrderedDict
+from dataclasses import dataclass
 
 PACK_LIMIT = 16 << 20  # raw bytes per pack: bounds the cost of reading one text
 # LZMA2 at preset 2 with an 8 MiB window: reaches back over several whole
@@ -38,11 +39,14 @@ class BlobStore:
         self.conn = conn
         self._packs: OrderedDict[int, bytes] = OrderedDict()
 
-    def put_many(self, items: list[str | bytes], run_id: int | None = None) -> list[int]:
-        """Store every item not stored yet; return their blob ids, in order.
+    def prepare(self, items: list[str | bytes]) -> "PreparedBlobs":
+        """Hash and compress ``items`` before the transaction that stores them.
 
-        Must run inside the caller's transaction (the bundle's), so a capture's
-        texts and the rows that use them appear together or not at all.
+        Compression is most of the cost of storing a capture (seconds for an
+        ``--llvm-passes`` one), and another process writing the same bundle waits
+        while a transaction is open: so it happens here, outside it. Texts the
+        bundle already holds are left out; one that another writer stores in the
+        meantime is skipped by :meth:`put_prepared`.
         """
         keys: list[bytes] = []
         pending: dict[bytes, tuple[bytes, bool]] = {}
@@ -52,44 +56,45 @@ class BlobStore:
             keys.append(key)
             if key not in pending and not self.conn.execute("SELECT 1 FROM blobs WHERE hash=?", (key,)).fetchone():
                 pending[key] = (raw, isinstance(item, bytes))
-        pack: list[tuple[bytes, bytes, bool]] = []
+        packs: list[_Pack] = []
+        group: list[tuple[bytes, bytes, bool]] = []
         size = 0
         for key, (raw, binary) in pending.items():
-            if pack and size + len(raw) > PACK_LIMIT:
-                self._write_pack(pack, run_id)
-                pack, size = [], 0
-            pack.append((key, raw, binary))
+            if group and size + len(raw) > PACK_LIMIT:
+                packs.append(_Pack.build(group))
+                group, size = [], 0
+            group.append((key, raw, binary))
             size += len(raw)
-        if pack:
-            self._write_pack(pack, run_id)
-        ids = {}
-        for key in dict.fromkeys(keys):
-            ids[key] = self.conn.execute("SELECT id FROM blobs WHERE hash=?", (key,)).fetchone()[0]
-        return [ids[k] for k in keys]
+        if group:
+            packs.append(_Pack.build(group))
+        return PreparedBlobs(keys, packs)
+
+    def put_prepared(self, prepared: "PreparedBlobs", run_id: int | None = None) -> list[int]:
+        """Store what :meth:`prepare` made; the blob ids of its items, in order.
+
+        Must run inside the caller's transaction (the bundle's), so a capture's
+        texts and the rows that use them appear together or not at all.
+        """
+        for pack in prepared.packs:
+            missing = [e for e in pack.entries
+                       if not self.conn.execute("SELECT 1 FROM blobs WHERE hash=?", (e[0],)).fetchone()]
+            if not missing:  # another writer stored all of them since prepare()
+                continue
+            cur = self.conn.execute("INSERT INTO packs(codec, raw_size, data, run_id) VALUES ('lzma', ?, ?, ?)",
+                                    (pack.raw_size, pack.data, run_id))
+            self.conn.executemany("INSERT OR IGNORE INTO blobs(hash, pack, offset, size, binary) VALUES (?,?,?,?,?)",
+                                  [(key, cur.lastrowid, off, size, int(binary)) for key, off, size, binary in missing])
+        ids = {key: self.conn.execute("SELECT id FROM blobs WHERE hash=?", (key,)).fetchone()[0]
+               for key in dict.fromkeys(prepared.keys)}
+        return [ids[k] for k in prepared.keys]
+
+    def put_many(self, items: list[str | bytes], run_id: int | None = None) -> list[int]:
+        """:meth:`prepare` and :meth:`put_prepared` in one step (inside a transaction)."""
+        return self.put_prepared(self.prepare(items), run_id)
 
     def put(self, item: str | bytes) -> int:
         """Store one item; see :meth:`put_many`."""
         return self.put_many([item])[0]
-
-    def _compress_pack(self, raws: list[bytes], run_id: int | None) -> tuple[int, list[int]]:
-        """Write one pack; returns its id and each item's offset in it."""
-        data = b"".join(raws)
-        cur = self.conn.execute(
-            "INSERT INTO packs(codec, raw_size, data, run_id) VALUES ('lzma', ?, ?, ?)",
-            (len(data), lzma.compress(data, filters=LZMA_FILTERS), run_id),
-        )
-        offsets, offset = [], 0
-        for raw in raws:
-            offsets.append(offset)
-            offset += len(raw)
-        return cur.lastrowid, offsets
-
-    def _write_pack(self, pack: list[tuple[bytes, bytes, bool]], run_id: int | None) -> None:
-        pack_id, offsets = self._compress_pack([raw for _, raw, _ in pack], run_id)
-        self.conn.executemany(
-            "INSERT INTO blobs(hash, pack, offset, size, binary) VALUES (?,?,?,?,?)",
-            [(key, pack_id, off, len(raw), int(binary)) for (key, raw, binary), off in zip(pack, offsets)],
-        )
 
     def get(self, blob_id: int) -> str | bytes:
         """The stored text (str) or binary (bytes) of a blob."""
@@ -116,3 +121,29 @@ class BlobStore:
     def stored_bytes(self) -> int:
         """Compressed bytes of every pack."""
         return self.conn.execute("SELECT coalesce(sum(length(data)),0) FROM packs").fetchone()[0]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pack:
+    """One compressed pack, ready to insert: its entries are (hash, offset, size, binary)."""
+
+    data: bytes
+    raw_size: int
+    entries: tuple[tuple[bytes, int, int, bool], ...]
+
+    @classmethod
+    def build(cls, group: list[tuple[bytes, bytes, bool]]) -> "_Pack":
+        raw = b"".join(r for _, r, _ in group)
+        entries, offset = [], 0
+        for key, r, binary in group:
+            entries.append((key, offset, len(r), binary))
+            offset += len(r)
+        return cls(lzma.compress(raw, filters=LZMA_FILTERS), len(raw), tuple(entries))
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedBlobs:
+    """Items hashed and compressed, waiting for :meth:`BlobStore.put_prepared`."""
+
+    keys: list[bytes]
+    packs: list[_Pack]

@@ -15,14 +15,18 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass
 
-from irscope.capture.model import STAGE_ORDER, CapturedKernel, RunInfo
+from irscope.vocab.records import CapturedKernel, RunInfo
+from irscope.vocab.stages import stage_rank
 from irscope.errors import IrscopeError
 from irscope.store.blobs import BlobStore
 
-SCHEMA_VERSION = 2
-# v2: passes.seconds, packs.run_id (v1 bundles are read as they are, and
-# upgraded in place when a capture is added to them).
+SCHEMA_VERSION = 3
+# v2: passes.seconds, packs.run_id; v3: captures.shared_static (older bundles are
+# read as they are, and upgraded in place when a capture is added to them).
 APPLICATION_ID = 0x69725343  # 'irSC': marks the file as an irscope bundle
+# Writers hold the lock only to insert rows (texts are compressed before), so a
+# long wait means a stuck writer; readers wait for a commit in flight.
+BUSY_TIMEOUT_MS = 60_000
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,7 +54,7 @@ CREATE TABLE captures (
     signature TEXT, constexprs TEXT, attrs TEXT, options TEXT, metadata TEXT,
     compile_seconds REAL, stage_seconds TEXT,
     registers INTEGER, spill_stores INTEGER, spill_loads INTEGER,
-    shared INTEGER, local INTEGER, stack INTEGER, resource_source TEXT,
+    shared INTEGER, local INTEGER, stack INTEGER, resource_source TEXT, shared_static INTEGER,
     raw_bytes INTEGER NOT NULL,
     error TEXT, error_detail TEXT, failed_stage TEXT, failed_pass TEXT,
     notes TEXT
@@ -110,6 +114,12 @@ class CaptureRow:
     failed_stage: str | None
     failed_pass: str | None
     notes: tuple[str, ...] = ()
+    shared_static: int | None = None
+    """Statically sized shared arrays (from the PTX at capture; None in older bundles)."""
+    shared_dynamic: int | None = None
+    """Triton's ``metadata.shared``: the dynamic shared memory the launch requests."""
+    num_warps: int | None = None
+    warp_size: int | None = None
 
     def to_json(self) -> dict:
         """The ``irscope ls --json`` object."""
@@ -144,6 +154,19 @@ def is_bundle(path: str) -> bool:
     return len(head) == 100 and head.startswith(b"SQLite format 3\x00") and int.from_bytes(head[68:72], "big") == APPLICATION_ID
 
 
+def _meta(field: str) -> str:
+    """SQL for one field of a capture's metadata JSON (NULL when the text is not JSON)."""
+    return f"CASE WHEN json_valid(c.metadata) THEN json_extract(c.metadata, '$.{field}') END"
+
+
+def _being_created(path: str) -> bool:
+    """An empty file: SQLite has created it but no writer has committed a schema yet."""
+    try:
+        return os.path.getsize(path) == 0
+    except OSError:
+        return False
+
+
 class Bundle:
     """An open bundle. Use :meth:`open` (read, or read/write) and :meth:`close`."""
 
@@ -153,6 +176,8 @@ class Bundle:
         self.blobs = BlobStore(conn)
         columns = {row[1] for row in conn.execute("PRAGMA table_info(passes)")}
         self._pass_seconds = "seconds" if "seconds" in columns else "NULL"  # schema v1 had none
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(captures)")}
+        self._shared_static = "c.shared_static" if "shared_static" in columns else "NULL"  # v3
 
     # -- opening -----------------------------------------------------------
     @classmethod
@@ -163,6 +188,8 @@ class Bundle:
         or a bundle from a newer irscope.
         """
         exists = os.path.exists(path)
+        if exists and create and _being_created(path):
+            exists = False  # another writer made the file and is writing its schema
         if exists and not is_bundle(path):
             raise IrscopeError(f"{path} is not an irscope bundle")
         if not exists and not create:
@@ -176,8 +203,11 @@ class Bundle:
         elif create and not os.access(path, os.W_OK):
             raise IrscopeError(f"cannot write {path}: file is not writable")
         try:
-            conn = sqlite3.connect(path if create else f"file:{path}?mode=ro", uri=not create, isolation_level=None)
-            conn.execute("PRAGMA busy_timeout=10000")
+            # One connection per thread is the caller's rule (the core keeps one per
+            # thread); check_same_thread=False only lets close() run from any thread.
+            conn = sqlite3.connect(path if create else f"file:{path}?mode=ro", uri=not create,
+                                   isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             if not exists:
                 cls._init_schema(conn)
             version = int(conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
@@ -197,6 +227,8 @@ class Bundle:
             if version < 2:
                 conn.execute("ALTER TABLE passes ADD COLUMN seconds REAL")
                 conn.execute("ALTER TABLE packs ADD COLUMN run_id INTEGER REFERENCES runs(id)")
+            if version < 3:
+                conn.execute("ALTER TABLE captures ADD COLUMN shared_static INTEGER")
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
             conn.execute("COMMIT")
         except BaseException:
@@ -208,7 +240,12 @@ class Bundle:
         # Small pages: a bundle is mostly a few large compressed packs plus many
         # small tables, whose minimum of one page each would otherwise dominate.
         conn.execute("PRAGMA page_size=1024")
-        conn.execute("BEGIN")
+        conn.execute("BEGIN IMMEDIATE")
+        # Two writers may both have found no file: the second to take the lock
+        # finds the first one's schema and leaves it be.
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
+            conn.execute("COMMIT")
+            return
         conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
         for statement in SCHEMA.split(";"):
             if statement.strip():
@@ -250,6 +287,8 @@ class Bundle:
 
     def add_capture(self, run_id: int, k: CapturedKernel) -> int:
         """Store one captured kernel in a single transaction; returns its id."""
+        items = [p.text for p in k.passes] + list(k.stages.values())
+        prepared = self.blobs.prepare(items)  # compress before taking the write lock
         with self._tx():
             source_hash = hashlib.sha256((k.source or "").encode()).hexdigest()[:32]
             self.conn.execute(
@@ -265,18 +304,17 @@ class Bundle:
                 "INSERT INTO captures(run_id, kernel_id, variant, target, hash, triton_version, torch_version,"
                 " python_version, host, argv, started, mode, signature, constexprs, attrs, options, metadata,"
                 " compile_seconds, stage_seconds, registers, spill_stores, spill_loads, shared, local, stack,"
-                " resource_source, raw_bytes, error, error_detail, failed_stage, failed_pass, notes)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " resource_source, raw_bytes, error, error_detail, failed_stage, failed_pass, notes, shared_static)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, kernel_id, k.variant, k.target, k.hash, k.versions.get("triton"), k.versions.get("torch"),
                  k.versions.get("python"), k.host, json.dumps(k.argv), k.started, k.mode, json.dumps(k.signature),
                  json.dumps(k.constexprs), json.dumps(k.attrs), json.dumps(k.options, default=repr),
                  json.dumps(k.metadata, default=repr), k.compile_seconds, json.dumps(k.stage_seconds), r.registers,
                  r.spill_stores, r.spill_loads, r.shared, r.local, r.stack, r.source, k.raw_bytes, k.error,
-                 k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes)),
+                 k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes), r.shared_static),
             )
             cid = cur.lastrowid
-            items = [p.text for p in k.passes] + list(k.stages.values())
-            keys = self.blobs.put_many(items, run_id)
+            keys = self.blobs.put_prepared(prepared, run_id)
             self.conn.executemany(
                 "INSERT INTO passes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(cid, p.seq, p.stage, p.kind, p.when, p.name, p.argument, p.options, p.anchor, p.anchor_name, key,
@@ -311,7 +349,9 @@ class Bundle:
             " (SELECT group_concat(stage, ',') FROM stages s WHERE s.capture_id=c.id),"
             " (SELECT count(*) FROM passes p WHERE p.capture_id=c.id), c.raw_bytes, r.complete, c.mode,"
             " c.registers, c.spill_stores, c.spill_loads, c.shared, c.local, c.stack, c.resource_source,"
-            " c.compile_seconds, c.error, c.failed_stage, c.failed_pass, c.notes"
+            " c.compile_seconds, c.error, c.failed_stage, c.failed_pass, c.notes,"
+            f" {self._shared_static}, {_meta('shared')}, {_meta('num_warps')},"
+            f" coalesce({_meta('warp_size')}, {_meta('target.warp_size')})"
             " FROM captures c JOIN kernels k ON k.id=c.kernel_id JOIN runs r ON r.id=c.run_id"
         )
         args: tuple = ()
@@ -322,7 +362,7 @@ class Bundle:
         out = []
         for row in rows:
             row = list(row)
-            row[10] = tuple(sorted((row[10] or "").split(","), key=_stage_rank)) if row[10] else ()
+            row[10] = tuple(sorted((row[10] or "").split(","), key=stage_rank)) if row[10] else ()
             row[13] = bool(row[13])
             row[26] = tuple(json.loads(row[26])) if row[26] else ()
             out.append(CaptureRow(*row))
@@ -384,13 +424,6 @@ class Bundle:
     def stored_bytes(self) -> int:
         """Bytes of compressed blob payloads (what the texts cost on disk)."""
         return self.blobs.stored_bytes()
-
-
-_STAGE_RANK = {s: i for i, s in enumerate(STAGE_ORDER)}
-
-
-def _stage_rank(stage: str) -> int:
-    return _STAGE_RANK.get(stage, 99)
 
 
 class _Transaction:

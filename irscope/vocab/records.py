@@ -1,15 +1,32 @@
-"""What a capture produces: plain dataclasses handed to the store."""
+"""What a capture produces: plain dataclasses handed to the store, and read back."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from irscope.capture.tools import Resources
 
-# Stage names in pipeline order (how listings sort them); a capture holds the
-# ones its compile reached. The *_ttgirloc stages come from --exact-links.
-STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass",
-               "llir_ttgirloc", "ptx_ttgirloc", "sass_ttgirloc", "json", "log")
+@dataclass(slots=True)
+class Resources:
+    """Resource usage of one compiled kernel; None where unknown."""
+
+    registers: int | None = None
+    spill_stores: int | None = None
+    spill_loads: int | None = None
+    shared: int | None = None
+    """As the tool reported it (cuobjdump counts the 1 KiB reserved per block)."""
+    shared_static: int | None = None
+    """Bytes of statically sized ``.shared`` arrays (from the PTX)."""
+    local: int | None = None
+    stack: int | None = None
+    source: str = ""  # where the numbers came from: 'cuobjdump+ptxas', 'driver', ...
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def spills(self) -> int | None:
+        """Spilled bytes (stores + loads), as the summary table shows them."""
+        if self.spill_stores is None:
+            return None
+        return self.spill_stores + (self.spill_loads or 0)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,26 @@
+"""The core: one Python API over bundles and plain IR files. Every view reads from it.
+
+    import irscope
+    b = irscope.open("mm.irscope")
+    cap = b.capture("matmul_kernel", target="sm_90", variant=0)
+    cap.resources.registers, cap.occupancy.blocks_per_sm
+    ttgir = cap.stage("ttgir").module            # parsed once, cached
+    for p in cap.passes(stage="ttgir", changed=True):
+        print(p.name, p.changes.added, p.changes.removed)
+    cap.ops_at_line(77)["sass"]
+
+The core never imports Rich or Textual, nor anything that captures (Triton, torch,
+``irscope.capture``): tests hold it to that.
+"""
+
+from irscope.core.bundle import Bundle, open_bundle
+from irscope.core.capture import Capture, OpLinks, Run, Source, Stage
+from irscope.core.files import FORMATS, IRFile, parse_text, read_ir_file
+from irscope.core.occupancy import Occupancy
+from irscope.core.origins import ErasedOps, OpOrigin, PassRef, StageOrigins
+from irscope.core.passes import Pass
+from irscope.core.resources import Resources
+
+__all__ = ["Bundle", "Capture", "ErasedOps", "FORMATS", "IRFile", "Occupancy", "OpLinks", "OpOrigin", "Pass",
+           "PassRef", "Resources", "Run", "Source", "Stage", "StageOrigins", "open_bundle", "parse_text",
+           "read_ir_file"]

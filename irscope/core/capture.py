@@ -1,0 +1,395 @@
+"""One capture of one kernel (a variant on a target): everything the views read.
+
+Reads are lazy and cached per capture: a stage's text is read and parsed on first
+use, the pass list's changes are computed once, snapshots are read one at a time.
+Safe to use from several threads: each thread reads the bundle through its own
+connection (see :class:`irscope.core.bundle.Bundle`), and caches fill under a lock.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterator
+
+from irscope.core.occupancy import Occupancy, occupancy
+from irscope.core.origins import StageOrigins, origins
+from irscope.core.passes import Pass
+from irscope.core.resources import Resources, resources_of
+from irscope.errors import IrscopeError
+from irscope.ir import Module, Op, ParseCache, parse_as, parse_pass
+from irscope.link import CaptureLinks, LinkedOp, build_links
+from irscope.link.lines import line_match
+from irscope.link.provenance import PassChange, PassInput, _module_scope, pass_changes
+from irscope.store.bundle import CaptureRow, PassRow
+from irscope.vocab.stages import EXACT_STAGES, LOWERING, STAGES, stage
+
+if TYPE_CHECKING:
+    from irscope.core.bundle import Bundle
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """The kernel's Python source as captured: the ``@triton.jit`` function."""
+
+    file: str | None
+    """Path of the kernel's file as the compile saw it."""
+    first_line: int | None
+    """Line of the function's ``def`` (or its first decorator) in ``file``."""
+    text: str | None
+    """The function's source (None when the capture could not read it)."""
+
+    def line(self, n: int) -> str | None:
+        """Line ``n`` of the kernel's file: from the stored source when it covers ``n``,
+        else from the file on disk; None when neither has it."""
+        if self.text and self.first_line:
+            lines = self.text.splitlines()
+            if 0 <= n - self.first_line < len(lines):
+                return lines[n - self.first_line]
+        try:
+            with open(self.file or "", encoding="utf-8") as fh:
+                for i, text in enumerate(fh, 1):
+                    if i == n:
+                        return text.rstrip("\n")
+        except (OSError, UnicodeDecodeError):
+            pass
+        return None
+
+    @property
+    def last_line(self) -> int | None:
+        """The last line of the stored function, in file numbering."""
+        if not self.text or not self.first_line:
+            return None
+        return self.first_line + len(self.text.splitlines()) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """How a capture was made: one ``irscope run`` / ``irscope compile``."""
+
+    id: int
+    started: str
+    finished: str | None
+    complete: bool
+    mode: str
+    targets: tuple[str, ...]
+    llvm_passes: bool
+    command: tuple[str, ...]
+    script: str | None
+    cwd: str | None
+    host: str | None
+    python_executable: str | None
+    irscope_version: str | None
+    env: dict
+    status: str | None
+    error: str | None
+
+    @classmethod
+    def from_row(cls, r: dict) -> "Run":
+        return cls(r["id"], r["started"], r.get("finished"), bool(r["complete"]), r["mode"],
+                   tuple(r["targets"]), bool(r["llvm_passes"]), tuple(r["command"]), r.get("script"),
+                   r.get("cwd"), r.get("host"), r.get("python_executable"), r.get("irscope_version"),
+                   r.get("env") or {}, r.get("status"), r.get("error"))
+
+    def to_json(self) -> dict:
+        """The ``irscope ls --runs --json`` object."""
+        return {"id": self.id, "started": self.started, "finished": self.finished, "complete": self.complete,
+                "mode": self.mode, "targets": list(self.targets), "llvm_passes": int(self.llvm_passes),
+                "command": list(self.command), "script": self.script, "cwd": self.cwd, "host": self.host,
+                "python_executable": self.python_executable, "irscope_version": self.irscope_version,
+                "env": self.env, "status": self.status, "error": self.error}
+
+
+class Stage:
+    """One stage of a capture: its text, and its module parsed on first use."""
+
+    def __init__(self, capture: "Capture", name: str):
+        self.capture = capture
+        self.name = name
+        self.info = stage(name)
+        """The registry entry (display name, parser family, binary...)."""
+
+    @property
+    def text(self) -> str | bytes:
+        """The final text (bytes for a binary stage)."""
+        return self.capture._memo(("text", self.name), lambda: self.capture._read_stage(self.name))
+
+    @property
+    def binary(self) -> bool:
+        return isinstance(self.text, bytes)
+
+    @property
+    def module(self) -> Module:
+        """The parsed stage (once per capture). IrscopeError for a stage irscope does not parse."""
+        def parse() -> Module:
+            if self.info is None or not self.info.parsed or self.binary:
+                raise IrscopeError(f"stage {self.name} is not an IR irscope parses")
+            return parse_as(self.name, self.text)
+        return self.capture._memo(("module", self.name), parse)
+
+    def __repr__(self) -> str:
+        return f"<Stage {self.name} of capture #{self.capture.id}>"
+
+
+class Capture:
+    """One capture in a bundle. Get it from :meth:`Bundle.capture` or :meth:`Bundle.captures`."""
+
+    def __init__(self, bundle: "Bundle", row: CaptureRow):
+        self.bundle = bundle
+        self.row = row
+        """The listing row (what ``irscope ls --json`` prints)."""
+        self._cache: dict = {}
+        self._lock = threading.RLock()
+
+    # -- identity ------------------------------------------------------------
+    id = property(lambda self: self.row.id)
+    kernel = property(lambda self: self.row.kernel)
+    target = property(lambda self: self.row.target)
+    variant = property(lambda self: self.row.variant)
+    """The variant label: constexprs and options, ``BLOCK=1024,num_warps=4``."""
+    triton_version = property(lambda self: self.row.triton_version)
+    failed = property(lambda self: bool(self.row.error))
+    error = property(lambda self: self.row.error)
+
+    def __repr__(self) -> str:
+        return f"<Capture #{self.id} {self.kernel} [{self.variant}] {self.target}>"
+
+    def to_json(self) -> dict:
+        """The ``irscope ls --json`` object: the listing row, with ``shared`` the bytes
+        the launch uses (``shared_dynamic`` + ``shared_static``) and ``occupancy``."""
+        r = self.resources
+        occ = self.occupancy
+        return self.row.to_json() | {"shared": r.shared, "shared_dynamic": r.shared_dynamic,
+                                     "shared_static": r.shared_static,
+                                     "occupancy": occ.to_json() if occ is not None else None}
+
+    def title(self) -> str:
+        """``kernel [variant] target``, how listings name a capture."""
+        return f"{self.kernel} [{self.variant}] {self.target}"
+
+    # -- cached reads --------------------------------------------------------
+    def _memo(self, key, make: Callable):
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        value = make()  # outside the lock: another thread may read another stage meanwhile
+        with self._lock:
+            return self._cache.setdefault(key, value)
+
+    def _store(self):
+        return self.bundle._store()
+
+    def _read_stage(self, name: str) -> str | bytes:
+        if name not in self.row.stages:
+            raise IrscopeError(f"{self.title()} has no stage {name!r} (it has: {', '.join(self.row.stages)})")
+        return self._store().stage_text(self.id, name)
+
+    # -- what it is ----------------------------------------------------------
+    @property
+    def info(self) -> dict:
+        """Every stored column of the capture, JSON fields decoded."""
+        return self._memo("info", lambda: self._store().capture_info(self.id))
+
+    @property
+    def metadata(self) -> dict:
+        """Triton's metadata (the ``json`` stage): num_warps, shared, hash..."""
+        return self.info.get("metadata") or {}
+
+    @property
+    def options(self) -> dict:
+        return self.info.get("options") or {}
+
+    @property
+    def constexprs(self) -> dict:
+        return self.info.get("constexprs") or {}
+
+    @property
+    def run(self) -> Run:
+        """How the capture was made (command, mode, host, versions)."""
+        return self.bundle.run(self.row.run_id)
+
+    @property
+    def source(self) -> Source:
+        """The kernel's Python source."""
+        def read() -> Source:
+            text, first = self._store().kernel_source(self.id)
+            return Source(self.row.file, first, text)
+        return self._memo("source", read)
+
+    @property
+    def resources(self) -> Resources:
+        """Registers, spills, shared memory (what the launch uses) and the rest."""
+        def ptx() -> str | None:
+            text = self.stage("ptx").text if "ptx" in self.row.stages else None
+            return text if isinstance(text, str) else None
+        return self._memo("resources", lambda: resources_of(self.row, ptx))
+
+    @property
+    def occupancy(self) -> Occupancy | None:
+        """Resident blocks and warps per SM for the capture's target, and what binds."""
+        r = self.resources
+        if r.num_warps is None:
+            return None
+        return occupancy(self.target, num_warps=r.num_warps, registers=r.registers, shared_bytes=r.shared,
+                         threads_per_warp=r.threads_per_warp)
+
+    # -- stages --------------------------------------------------------------
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The stages the capture holds, in pipeline order."""
+        return self.row.stages
+
+    def stage(self, name: str) -> Stage:
+        """One stage (``ttir``, ``ttgir``, ``llir``, ``ptx``, ``sass``, ``source``...)."""
+        if name not in self.row.stages:
+            raise IrscopeError(f"{self.title()} has no stage {name!r} (it has: {', '.join(self.row.stages)})")
+        return self._memo(("stage", name), lambda: Stage(self, name))
+
+    def modules(self) -> dict[str, Module]:
+        """Every parsed lowering stage the capture holds (and its ``--exact-links``
+        twins), by name."""
+        names = [s for s in (*LOWERING, *EXACT_STAGES.values()) if s in self.row.stages]
+        out = {}
+        for name in names:
+            st = self.stage(name)
+            if not st.binary:
+                out[name] = st.module
+        return out
+
+    # -- passes --------------------------------------------------------------
+    def pass_rows(self) -> list[PassRow]:
+        """The stored pass headers, in order."""
+        return self._memo("pass_rows", lambda: self._store().passes(self.id))
+
+    def pass_changes(self) -> list[PassChange]:
+        """What every pass did, in order (computed once)."""
+        return self._memo("changes", self._compute_changes)
+
+    def _pass_text(self, blob: int) -> str:
+        def read() -> str:
+            text = self._store().text(blob)
+            return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        return self._memo(("blob", blob), read)
+
+    def _compute_changes(self) -> list[PassChange]:
+        rows = self.pass_rows()
+        # Most passes change nothing, so many rows share a blob: one string per blob,
+        # which provenance then hashes and compares only once.
+        texts: dict[int, str] = {}
+        inputs = []
+        for r in rows:
+            text = texts.get(r.blob)
+            if text is None:
+                text = texts[r.blob] = self._store().text(r.blob)
+                if isinstance(text, bytes):
+                    text = texts[r.blob] = text.decode("utf-8", "replace")
+            inputs.append(PassInput(r.stage, r.name, r.argument, r.when, r.kind, text))
+        finals = {}
+        for name, info in STAGES.items():
+            if info.passes_kind and name in self.row.stages:
+                text = self.stage(name).text
+                if isinstance(text, str):
+                    finals[name] = text
+        return pass_changes(inputs, finals)
+
+    def passes(self, stage: str | None = None, changed: bool | None = None) -> list[Pass]:
+        """The pass timeline; ``stage`` keeps one stage's passes, ``changed`` only the
+        passes that changed (True) or did not change (False) the IR. Indexes and
+        changes are those of the whole list."""
+        out = []
+        for i, (row, change) in enumerate(zip(self.pass_rows(), self.pass_changes())):
+            if stage is not None and row.stage != stage:
+                continue
+            if changed is not None and change.changed != changed:
+                continue
+            out.append(Pass(i, row, change, _text=lambda b=row.blob: self._pass_text(b),
+                            _module=lambda i=i: self._pass_module(i)))
+        return out
+
+    def pass_at(self, index: int) -> Pass:
+        """The pass at ``index`` of the whole list (what ``--pass N`` takes)."""
+        rows = self.pass_rows()
+        if not 0 <= index < len(rows):
+            raise IrscopeError(f"{self.kernel} has {len(rows)} pass snapshots (0..{len(rows) - 1}); no {index}")
+        return self.passes()[index]
+
+    def _parse_cache(self) -> ParseCache:
+        return self._memo("parse_cache", ParseCache)
+
+    def _pass_module(self, index: int) -> Module:
+        def parse() -> Module:
+            rows = self.pass_rows()
+            row = rows[index]
+            text = self._pass_text(row.blob)
+            metadata = None
+            if row.kind == "llvm" and not _module_scope(text):
+                # A function-level LLVM dump prints no !N table: borrow the latest
+                # module-level dump's, as parse_snapshots does.
+                for j in range(index - 1, -1, -1):
+                    if rows[j].kind == "llvm" and _module_scope(self._pass_text(rows[j].blob)):
+                        metadata = self._pass_module(j).loc_aliases
+                        break
+            with self._lock:  # the shared parse cache is not thread-safe
+                return parse_pass(row.kind, text, self._parse_cache(), metadata)
+        return self._memo(("pass_module", index), parse)
+
+    def origins(self) -> dict[str, StageOrigins]:
+        """Which pass made each op of the final TTIR, TTGIR (and LLVM IR, with
+        ``--llvm-passes``), and which ops the stages' passes erased."""
+        return self._memo("origins", lambda: origins(self.pass_changes(), self.row.stages,
+                                                     lambda s: self.stage(s).module))
+
+    # -- lines and links -----------------------------------------------------
+    def ops_at_line(self, line: int, *, call_sites: bool = False,
+                    stages: tuple[str, ...] = LOWERING) -> dict[str, list[Op]]:
+        """The ops of each lowering stage that belong to Python ``line`` of the
+        kernel's file, by the one rule of :mod:`irscope.link.lines`: an op belongs to
+        the line of its innermost user frame; ``call_sites`` adds the ops inlined from
+        a helper called at that line."""
+        out: dict[str, list[Op]] = {}
+        file = self.row.file
+        for name in stages:
+            if name not in self.row.stages:
+                continue
+            st = self.stage(name)
+            if st.binary:
+                continue
+            out[name] = [op for op in st.module.ops() if line_match(op.location, line, file, call_sites)]
+        return out
+
+    def links(self) -> CaptureLinks:
+        """Every link between the capture's stages (built once)."""
+        return self._memo("links", lambda: build_links(self.modules()))
+
+    def links_for_op(self, stage: str, line: int) -> "OpLinks":
+        """What the op starting at ``line`` of ``stage`` became (or came from) in every
+        other stage. IrscopeError when no op starts there."""
+        links = self.links()
+        if links.op(stage, line) is None:
+            raise IrscopeError(f"no op starts at line {line} of the {stage} stage "
+                               f"(see 'irscope cat BUNDLE {self.kernel} --stage {stage}')")
+        got = links.links_for_op(stage, line)
+        return OpLinks(stage, line, got["text"], got["links"], bool(links.exact))
+
+    def iter_ops(self, stage: str) -> Iterator[Op]:
+        """Every op of one stage, in text order."""
+        return self.stage(stage).module.ops()
+
+
+@dataclass(frozen=True, slots=True)
+class OpLinks:
+    """What one op is linked to in every other stage."""
+
+    stage: str
+    line: int
+    text: str | None
+    links: dict[str, list[LinkedOp]]
+    """Other stage -> the linked ops (line, text, kind), in pipeline order."""
+    exact: bool
+    """The capture has ``--exact-links`` stages: TTGIR -> LLIR/PTX/SASS links are op-exact."""
+
+    def to_json(self) -> dict:
+        """The ``irscope links --json`` object."""
+        return {"stage": self.stage, "line": self.line, "text": self.text,
+                "links": {s: [o.to_json() for o in ops] for s, ops in self.links.items()}}

@@ -1,0 +1,72 @@
+"""One pass of a capture's timeline: its header, what it changed, and its snapshot
+(text and parsed module) read on demand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from irscope.ir import Module
+from irscope.link.provenance import PassChange
+from irscope.store.bundle import PassRow
+
+
+
+@dataclass(eq=False)
+class Pass:
+    """A per-pass snapshot: the IR *before* the pass (Triton prints "Before" dumps;
+    LLVM "After" ones), and the :class:`~irscope.link.provenance.PassChange` the pass
+    made, computed against the snapshot that follows it (or the stage's final text)."""
+
+    index: int
+    """Position in the capture's pass list (0-based; what ``--pass N`` takes)."""
+    row: PassRow
+    """The stored header (stage, kind, when, name, argument, options, anchor...)."""
+    changes: PassChange
+    """What the pass did: ``changed``, ``added``, ``removed``, ``modified``, op counts."""
+    _text: Callable[[], str] = field(repr=False)
+    _module: Callable[[], Module] = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.row.name
+
+    @property
+    def stage(self) -> str:
+        return self.row.stage
+
+    @property
+    def kind(self) -> str:
+        """Snapshot kind: ``mlir``, ``llvm`` or ``mir``."""
+        return self.row.kind
+
+    @property
+    def argument(self) -> str:
+        return self.row.argument
+
+    @property
+    def when(self) -> str:
+        return self.row.when
+
+    @property
+    def seconds(self) -> float | None:
+        """The pass's time from MLIR's or LLVM's timing report, when one names it."""
+        return self.row.seconds
+
+    @property
+    def changed(self) -> bool:
+        return self.changes.changed
+
+    @property
+    def text(self) -> str:
+        """The snapshot's text (read from the bundle on first use)."""
+        return self._text()
+
+    @property
+    def module(self) -> Module:
+        """The snapshot parsed (once; snapshots of one capture share a parse cache)."""
+        return self._module()
+
+    def to_json(self) -> dict:
+        """The ``irscope passes --json`` object."""
+        return self.changes.to_json() | {"seconds": self.seconds}
