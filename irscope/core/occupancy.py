@@ -209,7 +209,7 @@ def _by_registers(lim: ArchLimits, registers: int, warps: int) -> int | None:
     per_warp = _round_up(registers * lim.warp_size, lim.register_alloc_unit)
     if per_warp == 0:
         return None  # no registers: this limit never binds
-    # The hardware check assumes every sub-partition gets the block's warps in equal share.
+    # The hardware's per-block check counts the warps rounded up to a multiple of the sub-partitions.
     if per_warp * _round_up(warps, lim.warp_alloc_granularity) > lim.registers_per_block:
         return 0
     warps_per_part = (lim.registers_per_sm // lim.subpartitions) // per_warp

@@ -253,6 +253,15 @@ class Function:
     """Location as written."""
     text: str = ""
     """The header line."""
+    def_use_cache: object = field(default=None, repr=False)
+    """The function's def-use, once built (:func:`irscope.ir.values.def_use`)."""
+
+    def def_use(self):
+        """Values, definers and uses of the function (built once:
+        :func:`irscope.ir.values.def_use`)."""
+        from .values import def_use
+
+        return def_use(self)
 
     def ops(self) -> Iterator[Op]:
         """Every op of the body, nested ones included, in text order."""
@@ -300,6 +309,20 @@ class Module:
         if not self.total_lines:
             return 1.0
         return self.understood_lines / self.total_lines
+
+    def to_networkx(self):
+        """A DiGraph of every function's ops and def-use edges
+        (:func:`irscope.ir.values.to_networkx`)."""
+        from .values import to_networkx
+
+        return to_networkx(self)
+
+    def encoding(self, ref: str):
+        """The decoded encoding of an alias (``#blocked1``) or inline attribute text
+        (:func:`irscope.ir.layouts.decode_encoding`)."""
+        from .layouts import decode_encoding
+
+        return decode_encoding(ref, self.encodings)
 
     def function(self, name: str) -> Function | None:
         """The function called ``name``, or None."""

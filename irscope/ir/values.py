@@ -1,0 +1,273 @@
+"""SSA values as objects, and def-use per function (built on first use).
+
+A value is an :class:`OpResult` (the ``i``-th result of an op) or a
+:class:`BlockArgument` (of a function or of a block in a region). Each knows its
+definer, its type and its uses. MLIR and LLVM IR are SSA; PTX and SASS are not
+(registers are written many times), so for them a use refers to the latest write
+before it in text order, which ignores control flow: good enough to draw
+dataflow, stated wherever it is shown.
+
+:func:`def_use` is cached on the function; :func:`to_networkx` draws a module (or
+one function) as a DiGraph of ops for the exporters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
+
+from .model import Block, Function, Module, Op
+
+if TYPE_CHECKING:
+    import networkx
+
+    from .types import Type
+
+# PTX opcodes whose first operand is read, not written (stores, branches, barriers...).
+_PTX_NO_DEST = ("st.", "st", "bra", "ret", "exit", "bar", "barrier", "red.", "fence", "membar", "prefetch",
+                "cp.async", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "mbarrier.init",
+                "mbarrier.arrive.expect_tx", "mbarrier.try_wait", "trap", "call", "tcgen05", "stmatrix",
+                "griddepcontrol", "elect.sync", "setmaxnreg")
+# SASS opcodes with no destination register.
+_SASS_NO_DEST = ("ST", "STG", "STS", "STL", "RED", "BRA", "EXIT", "RET", "BAR", "MEMBAR", "NOP", "BSYNC", "BSSY",
+                 "WARPSYNC", "CALL", "JMP", "SYNCS", "UTMASTG", "UTMALDG", "WARPGROUP", "DEPBAR", "ERRBAR",
+                 "CCTL", "FENCE", "ATOMS.ARRIVE", "HMMA", "IMMA")
+
+
+class Use(NamedTuple):
+    """One use of a value: operand ``index`` of ``op``."""
+
+    op: Op
+    index: int
+
+
+@dataclass(eq=False, slots=True)
+class SSAValue:
+    """A value: defined once, used by the ops in ``uses``."""
+
+    name: str
+    """As printed: ``%acc#1``, ``%x_ptr``, ``%12``, ``%r5`` (PTX)."""
+    type_text: str = ""
+    """Its type as printed ('' when the text does not say)."""
+    uses: list[Use] = field(default_factory=list)
+    """Every use, in text order."""
+
+    def type(self, aliases: Mapping[str, str] | None = None) -> "Type":
+        """The parsed type (encodings resolve through ``aliases``, a module's ``encodings``)."""
+        from .types import parse_type
+
+        return parse_type(self.type_text, aliases)
+
+    @property
+    def users(self) -> list[Op]:
+        """The ops that use the value, each once, in text order."""
+        return list(dict.fromkeys(u.op for u in self.uses))
+
+
+@dataclass(eq=False, slots=True)
+class OpResult(SSAValue):
+    """Result ``index`` of ``op``."""
+
+    op: Op | None = None
+    index: int = 0
+
+
+@dataclass(eq=False, slots=True)
+class BlockArgument(SSAValue):
+    """Argument ``index`` of ``block``; ``owner`` is the op whose region holds the
+    block, or the function for its entry block's arguments."""
+
+    block: Block | None = None
+    owner: Op | Function | None = None
+    index: int = 0
+
+
+@dataclass(eq=False)
+class DefUse:
+    """The values of one function and who defines and uses them."""
+
+    function: Function
+    values: dict[str, SSAValue]
+    """Every value by name, in definition order."""
+    ssa: bool
+    """False for PTX and SASS: a use refers to the latest earlier write (see module notes)."""
+    _results: dict[int, tuple[OpResult, ...]] = field(default_factory=dict, repr=False)
+    _operands: dict[int, tuple[SSAValue | None, ...]] = field(default_factory=dict, repr=False)
+
+    def results(self, op: Op) -> tuple[OpResult, ...]:
+        """The values ``op`` defines."""
+        return self._results.get(id(op), ())
+
+    def operands(self, op: Op) -> tuple[SSAValue | None, ...]:
+        """Per operand of ``op``: the value it uses, or None (a constant, a label, a
+        value defined outside the function)."""
+        return self._operands.get(id(op), ())
+
+    def producers(self, op: Op) -> list[Op | None]:
+        """The ops whose results ``op`` uses (None for a block argument), in operand order."""
+        out = []
+        for v in self.operands(op):
+            if isinstance(v, OpResult):
+                out.append(v.op)
+            elif isinstance(v, BlockArgument):
+                out.append(None)
+        return out
+
+    def users(self, op: Op) -> list[Op]:
+        """The ops that use any result of ``op``, each once, in text order."""
+        return list(dict.fromkeys(u.op for r in self.results(op) for u in r.uses))
+
+
+def _result_types(op: Op) -> list[str]:
+    """Best-effort type text of each result (MLIR's trailing type list)."""
+    if not op.results or not op.types:
+        return [""] * len(op.results)
+    try:
+        from .types import parse_op_types
+
+        got = parse_op_types(op.types).results
+    except Exception:  # a types-parser bug must not break def-use
+        return [""] * len(op.results)
+    texts = [t.raw for t in got]
+    if len(texts) == 1 and len(op.results) > 1:
+        texts *= len(op.results)
+    return (texts + [""] * len(op.results))[: len(op.results)]
+
+
+def _writes(op: Op) -> bool:
+    """Whether a PTX/SASS instruction's first operand is its destination."""
+    name = op.name
+    if op.dialect == "sass":
+        return bool(op.operands) and not name.startswith(_SASS_NO_DEST) and not name.split(".")[0] in _SASS_NO_DEST
+    return bool(op.operands) and not name.startswith(_PTX_NO_DEST)
+
+
+def _build(function: Function) -> DefUse:
+    ssa = not any(op.dialect in ("ptx", "sass") for op in _first_ops(function))
+    values: dict[str, SSAValue] = {}
+    du = DefUse(function, values, ssa)
+    if function.blocks:
+        for i, a in enumerate(function.args):
+            values[a.name] = BlockArgument(a.name, a.type, block=function.blocks[0], owner=function, index=i)
+    for block in function.blocks:
+        _block_args(block, function, values)
+    ops = list(function.ops())
+    if ssa:
+        # Every definition first: a phi (or a loop-carried MLIR value) may use a value
+        # that the text defines further down.
+        for op in ops:
+            for region in op.regions:
+                for block in region.blocks:
+                    _block_args(block, op, values)
+            _define(du, op, op.results, _result_types(op))
+        for op in ops:
+            _resolve(du, op, 0)
+        return du
+    for op in ops:  # registers: a use reads the latest earlier write
+        writes = _writes(op)
+        _resolve(du, op, 1 if writes else 0)
+        if writes:
+            _define(du, op, (op.operands[0],), [""])
+    return du
+
+
+def _define(du: DefUse, op: Op, names, types) -> None:
+    results = tuple(OpResult(n, t, op=op, index=i) for i, (n, t) in enumerate(zip(names, types)))
+    for r in results:
+        du.values[r.name] = r
+    if results:
+        du._results[id(op)] = results
+
+
+def _resolve(du: DefUse, op: Op, skip: int) -> None:
+    """Tie ``op``'s operands (after the first ``skip``, its destination) to values."""
+    values = du.values
+    operands: list[SSAValue | None] = []
+    for i, name in enumerate(op.operands):
+        v = None
+        if i >= skip:
+            v = values.get(name)
+            if v is None and "#" in name:  # '%x#0' of a value printed whole elsewhere
+                v = values.get(name.split("#", 1)[0])
+            if v is not None:
+                v.uses.append(Use(op, i))
+        operands.append(v)
+    du._operands[id(op)] = tuple(operands)
+
+
+def _first_ops(function: Function) -> Iterator[Op]:
+    for i, op in enumerate(function.ops()):
+        if i >= 4:
+            return
+        yield op
+
+
+def _block_args(block: Block, owner, values: dict[str, SSAValue]) -> None:
+    for i, a in enumerate(block.args):
+        if a.name not in values or owner is not None:
+            values[a.name] = BlockArgument(a.name, a.type, block=block, owner=owner, index=i)
+
+
+def def_use(function: Function) -> DefUse:
+    """The function's :class:`DefUse`, built on first use and kept on the function."""
+    got = function.def_use_cache
+    if got is None:
+        got = function.def_use_cache = _build(function)
+    return got
+
+
+def _enclosing(op: Op) -> tuple[int, ...]:
+    """Lines of the ops whose regions hold ``op``, outermost first."""
+    path = []
+    parent = op.parent
+    while isinstance(parent, Op):
+        path.append(parent.line)
+        parent = parent.parent
+    return tuple(reversed(path))
+
+
+def _python_line(op: Op) -> int | None:
+    fr = op.location.user_frame()
+    return fr.line if fr is not None and fr.line else None
+
+
+def to_networkx(target: Module | Function) -> "networkx.DiGraph":
+    """A DiGraph of the ops of a module (every function) or of one function.
+
+    Nodes are ``"op<line>"`` (the op's first line in the text) with attributes
+    ``kind="op"``, ``name``, ``dialect``, ``line``, ``text``, ``results``,
+    ``result_types``, ``python_line``, ``function``, ``parent`` (line of the op
+    whose region holds it, or None) and ``regions`` (the enclosing ops' lines,
+    outermost first); block arguments are nodes ``"arg:<function>:<name>"`` with
+    ``kind="block_arg"``, ``owner`` (line of the owning op, or None for the
+    function) and ``type``. Edges run from definer to user with ``value`` and
+    ``operand`` (its index) attributes.
+    """
+    import networkx as nx
+
+    g = nx.DiGraph()
+    functions = target.functions if isinstance(target, Module) else [target]
+    for fn in functions:
+        du = def_use(fn)
+        g.graph.setdefault("ssa", du.ssa)
+        arg_nodes: dict[int, str] = {}
+        for v in du.values.values():
+            if isinstance(v, BlockArgument):
+                node = f"arg:{fn.name}:{v.name}"
+                arg_nodes[id(v)] = node
+                owner = v.owner.line if isinstance(v.owner, Op) else None
+                g.add_node(node, kind="block_arg", name=v.name, type=v.type_text, owner=owner, function=fn.name)
+        for op in fn.ops():
+            regions = _enclosing(op)
+            g.add_node(f"op{op.line}", kind="op", name=op.name, dialect=op.dialect, line=op.line,
+                       text=op.text.strip(), results=list(op.results),
+                       result_types=[r.type_text for r in du.results(op)], python_line=_python_line(op),
+                       function=fn.name, parent=regions[-1] if regions else None, regions=regions)
+        for op in fn.ops():
+            for i, v in enumerate(du.operands(op)):
+                if v is None:
+                    continue
+                src = f"op{v.op.line}" if isinstance(v, OpResult) else arg_nodes.get(id(v))
+                if src is not None:
+                    g.add_edge(src, f"op{op.line}", value=v.name, operand=i)
+    return g
