@@ -129,6 +129,20 @@ class Op:
     equal up to renaming and locations have equal forms. Filled by the MLIR and LLVM
     parsers (once per line shape); '' elsewhere: use :func:`irscope.ir.forms.op_form`."""
 
+    def signature(self, aliases=None):
+        """Operand and result types, parsed (:func:`irscope.ir.types.op_types`);
+        encodings resolve through ``aliases`` (the module's ``encodings``)."""
+        from .types import op_types
+
+        return op_types(self, aliases)
+
+    def attribute_values(self) -> dict:
+        """The attribute dictionary, name -> typed value
+        (:func:`irscope.ir.attributes.parse_attributes`)."""
+        from .attributes import parse_attributes
+
+        return parse_attributes(self.attributes)
+
     def walk(self) -> Iterator["Op"]:
         """This op, then every op nested in its regions, in text order."""
         yield self

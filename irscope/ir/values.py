@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
 
+from irscope import robust
+
 from .model import Block, Function, Module, Op
 
 if TYPE_CHECKING:
@@ -119,14 +121,22 @@ class DefUse:
 
 
 def _result_types(op: Op) -> list[str]:
-    """Best-effort type text of each result (MLIR's trailing type list)."""
-    if not op.results or not op.types:
-        return [""] * len(op.results)
-    try:
-        from .types import parse_op_types
+    """Best-effort type text of each result: MLIR's trailing type list, or what an
+    LLVM IR instruction says it defines."""
+    if not op.results:
+        return []
+    from .types import instruction_result_type, parse_op_types
 
-        got = parse_op_types(op.types).results
+    try:
+        if not op.types and op.dialect == "llvm":
+            t = instruction_result_type(op.text)
+            return [t.raw if t is not None else ""] * len(op.results)
+        if not op.types:
+            return [""] * len(op.results)
+        got = parse_op_types(op.types, num_results=len(op.results)).results
     except Exception:  # a types-parser bug must not break def-use
+        if robust.STRICT:
+            raise
         return [""] * len(op.results)
     texts = [t.raw for t in got]
     if len(texts) == 1 and len(op.results) > 1:
