@@ -16,7 +16,7 @@ bundle before the clock starts), is what ``irscope passes`` and ``irscope links`
     line classified by the MLIR / LLVM IR parser, on the text with names erased;
     no op tree), then consecutive summaries are diffed and origins traced;
   * a full parse (op tree, locations resolved) of every stage (``ttir``...``sass``,
-    ``_ttgirloc`` twins) and ``irscope.link.stage_links.build_links`` over them.
+    ``_ttgirloc`` twins) and ``irscope.link.build_links`` over them.
 One ParseCache serves the whole bundle. A second figure, "full trees", also builds
 the complete op tree of every distinct snapshot (``parse_stage``; an LLVM
 function-level dump borrows the metadata of the latest module-level dump, as
@@ -115,7 +115,7 @@ def index_all(caps: list[dict], trees: bool = False) -> list:
     (what a view does for the one snapshot it shows), to measure that too."""
     from irscope.ir import ParseCache, parse_llvm, parse_stage
     from irscope.link.provenance import ProvenanceCache, pass_changes
-    from irscope.link.stage_links import build_links
+    from irscope.link import build_links
 
     cache = ParseCache()
     out = []
@@ -151,7 +151,7 @@ def index_all(caps: list[dict], trees: bool = False) -> list:
 def irscope_finals(caps: list[dict]) -> list:
     """irscope on the final stages only: parse ttir/ttgir/llir/ptx + build_links."""
     from irscope.ir import ParseCache, parse_stage
-    from irscope.link.stage_links import build_links
+    from irscope.link import build_links
 
     cache = ParseCache()
     out = []
@@ -165,7 +165,7 @@ def irscope_finals_all_details(caps: list[dict]) -> list:
     """:func:`irscope_finals`, then every op's lazily read details (operands, types,
     attributes) read too: what the figure would be with no laziness at all."""
     from irscope.ir import ParseCache, parse_stage
-    from irscope.link.stage_links import build_links
+    from irscope.link import build_links
 
     cache = ParseCache()
     out = []
@@ -233,7 +233,7 @@ def child(bundle: str, trace_dir: str | None, what: str, order: int = 0) -> dict
     elif what == "finals":
         # Both sides' modules are imported before either clock starts; each side then
         # runs once, cold, as a command-line tool would.
-        import irscope.link.stage_links  # noqa: F401
+        import irscope.link  # noqa: F401
         import tritonparse.parse.trace_processor  # noqa: F401
         sides = [("irscope", irscope_finals, caps), ("tritonparse", tritonparse_finals, events)]
         if order % 2:  # which side runs first alternates between runs (this VM has slow spells)

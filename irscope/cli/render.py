@@ -8,8 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from irscope.core import Capture, Occupancy
-
-STAGE_ABBREV = {"source": "src"}  # the rest print as they are
+from irscope.vocab.stages import STAGES
 
 
 def human_bytes(n: int | None) -> str:
@@ -56,7 +55,7 @@ def capture_table(caps: list[Capture], title: str | None = None) -> Table:
             status += " [yellow]incomplete run[/]"
         regs = _num(r.registers) + ("*" if r.resource_source == "driver" else "")
         t.add_row(str(r.id), r.kernel, r.variant, r.target, r.triton_version or "-",
-                  " ".join(STAGE_ABBREV.get(s, s) for s in r.stages if s != "json"), str(r.passes), regs,
+                  " ".join(STAGES[s].short if s in STAGES else s for s in r.stages if s != "json"), str(r.passes), regs,
                   _num(spills) if spills is None else human_bytes(spills), human_bytes(res.shared),
                   occupancy_cell(c.occupancy), "-" if r.compile_seconds is None else f"{r.compile_seconds:.2f}s", status)
     return t

@@ -8,7 +8,6 @@ connection (see :class:`irscope.core.bundle.Bundle`), and caches fill under a lo
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator

@@ -10,7 +10,7 @@ from typing import Callable, TypeVar
 from irscope import robust
 from irscope.robust import paused_gc
 
-from .model import UNKNOWN_LOCATION, Module, Op
+from .model import Module, unknown_op
 
 F = TypeVar("F", bound=Callable)
 
@@ -19,7 +19,7 @@ def opaque_module(text: str, stage: str) -> Module:
     mod = Module(stage)
     for i, line in enumerate(text.split("\n"), 1):
         if line.strip():
-            op = Op("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, i, line, (), None, "", i)
+            op = unknown_op(i, line)
             mod.globals.append(op)
             mod.all_ops.append(op)
             mod.unknown.append((i, line))

@@ -18,7 +18,7 @@ from ._guard import parser
 from ._scan import matching, split_top
 from ._template import Templater
 from .forms import erase_names, normalise_op_text
-from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
+from .model import (unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 
 (L_BLANK, L_COMMENT, L_DEFINE, L_DECLARE, L_GLOBAL, L_LABEL, L_INSTR, L_CLOSE, L_META,
@@ -363,7 +363,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     this text has no metadata of its own (function-level pass dumps).
     """
     # Templates pay off only across the many snapshots of a pass dump (see parse_mlir).
-    templates = stage not in ("llir", "llir_ttgirloc")
+    templates = stage != "llir"  # a stage file (parse_as reads llir_ttgirloc as llir)
     ir_memo = cache.llvm if cache is not None else {}
     mir_memo = cache.mir if cache is not None else {}
     shapes = cache.llvm_shapes if cache is not None else {}
@@ -437,8 +437,8 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
             if t[3]:
                 nodes[t[1]] = (t[2], t[3])
         elif k == L_DEFINE:
-            fn = Function(t[1], "define", tuple(Value(n, ty) for n, ty in t[3]), [], lineno,
-                          lineno, t[2], t[6], UNKNOWN_LOCATION, t[4], raw)
+            fn = Function(name=t[1], kind="define", args=tuple(Value(n, ty) for n, ty in t[3]), line=lineno,
+                          end_line=lineno, visibility=t[2], attributes=t[6], loc_ref=t[4], text=raw)
             mod.functions.append(fn)
             block = block_add = None
             if not t[5]:
@@ -451,14 +451,14 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
             fn = block = block_add = None
             memo, classifier = ir_memo, classify
         elif k == L_MIR_FUNC:
-            fn = Function(t[1], "mir", (), [], lineno, lineno, "", "", UNKNOWN_LOCATION, "",
-                          raw)
+            fn = Function(name=t[1], kind="mir", line=lineno, end_line=lineno, text=raw)
             mod.functions.append(fn)
             block = block_add = None
             memo, classifier = mir_memo, classify_mir
         elif k == L_GLOBAL or k == L_DECLARE:
-            op = Instruction("global" if k == L_GLOBAL else "declare", "llvm", ("@" + t[1],),
-                             (), "", "", UNKNOWN_LOCATION, lineno, raw, (), None, "", lineno)
+            op = Instruction(name="global" if k == L_GLOBAL else "declare", dialect="llvm", results=("@" + t[1],),
+                             operands=(), types="", attributes="", location=UNKNOWN_LOCATION, line=lineno,
+                             text=raw, end_line=lineno)
             mod.globals.append(op)
             add_op(op)
         elif k == L_MISC or k == L_MIR_MISC:
@@ -467,8 +467,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
             unknown.append((lineno, raw))
             i = raw.find("!dbg !")  # keep the location of a line not understood
             ref = raw[i + 5:].replace(",", " ").split()[0] if i >= 0 else ""
-            op = Instruction("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, lineno, raw,
-                             (), fn, ref, lineno)
+            op = unknown_op(lineno, raw, parent=fn, loc_ref=ref, cls=Instruction)
             add_op(op)
             (block.ops if block is not None else mod.globals).append(op)
     if fn is not None:
@@ -481,7 +480,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
 
 def _fragment(mod: Module, line: int, text: str) -> Function:
     """A nameless function holding instructions printed outside any ``define``."""
-    fn = Function("", "fragment", (), [], line, line, "", "", UNKNOWN_LOCATION, "", text)
+    fn = Function(name="", kind="fragment", line=line, end_line=line, text=text)
     mod.functions.append(fn)
     return fn
 

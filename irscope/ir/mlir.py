@@ -17,7 +17,7 @@ from ._scan import odd_quotes, split_loc, split_top, top_level, matching
 from ._template import Templater
 from .forms import erase_names, normalise_op_text
 from .mlir_loc import LocResolver
-from .model import (UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,
+from .model import (unknown_op, UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,
                     Region, Value)
 from irscope.vocab.passdump import PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump
 
@@ -481,15 +481,16 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             args = tuple(Value(n, ty, UNKNOWN_LOCATION, lc) for n, ty, lc in t[4])
             if t[7]:
                 entry = Block(None, (), [], lineno)
-                fn = Function(t[2], t[1], args, [entry], lineno, lineno, t[3], t[5],
-                              UNKNOWN_LOCATION, t[6], raw_text)
+                fn = Function(name=t[2], kind=t[1], args=args, blocks=[entry], line=lineno, end_line=lineno,
+                              visibility=t[3], attributes=t[5], loc_ref=t[6], text=raw_text)
                 mod.functions.append(fn)
                 stack.append((fn, block, region, parent))
                 block, region, parent = entry, Region(fn.blocks), fn
                 add_here = entry.ops.append
             else:
-                op = Op(t[1], t[1].split(".", 1)[0], (), (), "", t[5], UNKNOWN_LOCATION,
-                        lineno, raw_text, (), parent, t[6], lineno)
+                op = Op(name=t[1], dialect=t[1].split(".", 1)[0], results=(), operands=(), types="",
+                        attributes=t[5], location=UNKNOWN_LOCATION, line=lineno, text=raw_text, parent=parent,
+                        loc_ref=t[6], end_line=lineno)
                 all_ops.append(op)
                 add_here(op)
             understood += 1
@@ -519,8 +520,8 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             unknown.append((line_of_op, raw_text))
         else:  # K_UNKNOWN
             unknown.append((line_of_op, raw_text))
-            op = Op("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, line_of_op,
-                    raw_text, (), parent, t[1] if len(t) > 1 else "", lineno)
+            op = unknown_op(line_of_op, raw_text, parent=parent, loc_ref=t[1] if len(t) > 1 else "",
+                            end_line=lineno)
             all_ops.append(op)
             add_here(op)
     lineno = counts[2]

@@ -162,6 +162,14 @@ class Instruction(Op):
     """SASS byte offset (``/*0040*/`` is 0x40); -1 elsewhere."""
 
 
+def unknown_op(line: int, text: str, *, parent: "Op | Function | None" = None, loc_ref: str = "",
+               location: Location = UNKNOWN_LOCATION, end_line: int | None = None, cls: type = Op) -> Op:
+    """An op for a line no parser understood: its text is kept, its name is ``<unknown>``."""
+    return cls(name="<unknown>", dialect="", results=(), operands=(), types="", attributes="",
+               location=location, line=line, text=text, parent=parent, loc_ref=loc_ref,
+               end_line=line if end_line is None else end_line)
+
+
 # The details a lazy op may leave unread, and their slots.
 _DETAILS = {"operands": Op.operands, "types": Op.types, "attributes": Op.attributes}
 

@@ -14,7 +14,7 @@ import re
 from ._guard import parser
 from ._scan import LABEL_RE as _LABEL_RE
 from ._scan import split_top
-from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
+from .model import (unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 
 (P_BLANK, P_COMMENT, P_DIRECTIVE, P_FUNC, P_PARAM, P_PCLOSE, P_OPEN, P_CLOSE, P_LOC,
@@ -297,8 +297,8 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
             if t[6]:  # a declaration: .extern .func ... ;
                 _declare(mod, t[1], lineno, raw)
             else:
-                fn = Function(t[1], t[2], tuple(Value(n, ty) for n, ty in t[4]), [], lineno,
-                              lineno, t[3], "", UNKNOWN_LOCATION, "", raw)
+                fn = Function(name=t[1], kind=t[2], args=tuple(Value(n, ty) for n, ty in t[4]), line=lineno,
+                              end_line=lineno, visibility=t[3], text=raw)
                 mod.functions.append(fn)
                 block, depth, loc_key = None, 0, ""
                 in_params = not t[5]
@@ -329,8 +329,7 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
             understood += 1
         else:
             unknown.append((lineno, raw))
-            op = Instruction("<unknown>", "", (), (), "", "", UNKNOWN_LOCATION, lineno, raw,
-                             (), fn, loc_key if depth else "", lineno)
+            op = unknown_op(lineno, raw, parent=fn, loc_ref=loc_key if depth else "", cls=Instruction)
             all_ops.append(op)
             (block.ops if block is not None else mod.globals).append(op)
     if fn is not None:
@@ -344,8 +343,8 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
 
 
 def _declare(mod: Module, name: str, line: int, text: str) -> None:
-    op = Instruction("declare", "ptx", (name,), (), "", "", UNKNOWN_LOCATION, line, text, (),
-                     None, "", line)
+    op = Instruction(name="declare", dialect="ptx", results=(name,), operands=(), types="", attributes="",
+                     location=UNKNOWN_LOCATION, line=line, text=text, end_line=line)
     mod.globals.append(op)
     mod.all_ops.append(op)
 

@@ -12,7 +12,7 @@ import re
 from ._guard import parser
 from ._scan import LABEL_RE as _LABEL_RE
 from ._scan import split_top
-from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
+from .model import (unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, ParseCache)
 
 (S_BLANK, S_COMMENT, S_SEP, S_DIRECTIVE, S_SECTION, S_LABEL, S_LOC, S_INSTR, S_UNKNOWN,
@@ -127,8 +127,7 @@ def parse_sass(text: str, stage: str = "sass", cache: ParseCache | None = None) 
         elif k == S_UNKNOWN:
             understood -= 1
             unknown.append((lineno, raw))
-            op = Instruction("<unknown>", "", (), (), "", "", loc, lineno, raw, (), fn, "",
-                             lineno)
+            op = unknown_op(lineno, raw, parent=fn, location=loc, cls=Instruction)
             all_ops.append(op)
             (block.ops if block is not None else mod.globals).append(op)
     mod.total_lines, mod.understood_lines = total, understood
@@ -136,6 +135,6 @@ def parse_sass(text: str, stage: str = "sass", cache: ParseCache | None = None) 
 
 
 def _function(mod: Module, name: str, line: int, text: str) -> Function:
-    fn = Function(name, "sass", (), [], line, line, "", "", UNKNOWN_LOCATION, "", text)
+    fn = Function(name=name, kind="sass", line=line, end_line=line, text=text)
     mod.functions.append(fn)
     return fn

@@ -25,6 +25,7 @@ from typing import Iterable, Mapping, Sequence
 
 from irscope.ir import ParseCache, op_forms
 from irscope.ir.forms import normalise_op_text, op_form
+from irscope.vocab.stages import STAGES
 
 __all__ = ["normalise_op_text", "OpSummary", "OpDiff", "PassInput", "PassChange", "StageOrigins",
            "OpLife", "ProvenanceCache", "summarise_module_ops", "summarise_forms", "diff_summaries", "pass_changes",
@@ -36,10 +37,10 @@ _KIND_STAGE = {"mlir": "mlir", "llvm": "llir", "mir": "llir"}
 # Stage (the bundle's ``stages.stage``) -> snapshot kind its final text is printed in.
 # The llir stage's passes are MLIR but its final text is LLVM IR: the two cannot be
 # compared, so the last MLIR pass of llir has no known "after".
-_STAGE_KIND = {"ttir": "mlir", "ttgir": "mlir", "llir": "llvm"}
+_STAGE_KIND = {s.name: s.passes_kind for s in STAGES.values() if s.passes_kind}
 # (stage, snapshot kind) -> the stage whose final text is the input of that stage's
 # first pass of that kind: make_ptx's codegen pipeline starts from the llir file.
-_STAGE_INPUT = {("ptx", "llvm"): "llir"}
+_STAGE_INPUT = {(s.name, "llvm"): s.passes_input for s in STAGES.values() if s.passes_input}
 
 # LLVM passes print either the whole module or just the function they ran on
 # (function passes of the new pass manager, some legacy ones), so declarations and

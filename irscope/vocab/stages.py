@@ -35,6 +35,16 @@ class Stage:
     stage's final text, so the text closes the stage's pass list."""
     base: str | None = None
     """For an ``--exact-links`` stage (``llir_ttgirloc``): the normal stage it repeats."""
+    passes_input: str | None = None
+    """The stage whose final text is the input of this stage's first LLVM pass:
+    ``make_ptx``'s codegen pipeline starts from the llir file."""
+    short_name: str = ""
+    """How tables abbreviate it ('' for the name itself)."""
+
+    @property
+    def short(self) -> str:
+        """The name tables print."""
+        return self.short_name or self.name
 
     @property
     def parsed(self) -> bool:
@@ -43,11 +53,11 @@ class Stage:
 
 
 STAGES: dict[str, Stage] = {s.name: s for s in (
-    Stage("source", 0, "Python source"),
+    Stage("source", 0, "Python source", short_name="src"),
     Stage("ttir", 1, "Triton IR", ".ttir", "mlir", lowering=True, passes_kind="mlir"),
     Stage("ttgir", 2, "Triton GPU IR", ".ttgir", "mlir", lowering=True, passes_kind="mlir"),
     Stage("llir", 3, "LLVM IR", ".llir", "llvm", lowering=True, passes_kind="llvm"),
-    Stage("ptx", 4, "PTX", ".ptx", "ptx", lowering=True),
+    Stage("ptx", 4, "PTX", ".ptx", "ptx", lowering=True, passes_input="llir"),
     Stage("amdgcn", 5, "AMDGCN assembly", ".amdgcn"),
     Stage("cubin", 6, "CUDA binary", ".cubin", binary=True),
     Stage("hsaco", 7, "AMD code object", ".hsaco", binary=True),
