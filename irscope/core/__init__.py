@@ -17,9 +17,19 @@ from irscope.core.bundle import Bundle, open_bundle
 from irscope.core.capture import Capture, OpLinks, Run, Source, Stage
 from irscope.core.files import FORMATS, IRFile, parse_text, read_ir_file
 from irscope.core.occupancy import Occupancy
-from irscope.core.origins import ErasedOps, OpOrigin, PassRef, StageOrigins
-from irscope.core.passes import Pass
 from irscope.core.resources import Resources
+
+_LAZY = {"ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
+         "Pass": "passes"}
+
+
+def __getattr__(name: str):
+    # Passes and origins pull in provenance: loaded when first named, not to show a stage.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"irscope.core.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'irscope.core' has no attribute {name!r}")
 
 __all__ = ["Bundle", "Capture", "ErasedOps", "FORMATS", "IRFile", "Occupancy", "OpLinks", "OpOrigin", "Pass",
            "PassRef", "Resources", "Run", "Source", "Stage", "StageOrigins", "open_bundle", "parse_text",

@@ -13,19 +13,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from irscope.core.occupancy import Occupancy, occupancy
-from irscope.core.origins import StageOrigins, origins
-from irscope.core.passes import Pass
 from irscope.core.resources import Resources, resources_of
 from irscope.errors import IrscopeError
 from irscope.ir import Module, Op, ParseCache, parse_as, parse_pass
-from irscope.link import CaptureLinks, LinkedOp, build_links
 from irscope.link.lines import line_match
-from irscope.link.provenance import PassChange, PassInput, _module_scope, pass_changes
 from irscope.store.bundle import CaptureRow, PassRow
 from irscope.vocab.stages import EXACT_STAGES, LOWERING, STAGES, stage
 
 if TYPE_CHECKING:
     from irscope.core.bundle import Bundle
+    from irscope.core.origins import StageOrigins
+    from irscope.core.passes import Pass
+    from irscope.link import CaptureLinks, LinkedOp
+    from irscope.link.provenance import PassChange
+
+# Links, provenance and origins are imported on first use: opening a bundle to show
+# one stage (the first screen of every view) needs none of them.
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +264,7 @@ class Capture:
         """The stored pass headers, in order."""
         return self._memo("pass_rows", lambda: self._store().passes(self.id))
 
-    def pass_changes(self) -> list[PassChange]:
+    def pass_changes(self) -> list["PassChange"]:
         """What every pass did, in order (computed once)."""
         return self._memo("changes", self._compute_changes)
 
@@ -271,7 +274,9 @@ class Capture:
             return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         return self._memo(("blob", blob), read)
 
-    def _compute_changes(self) -> list[PassChange]:
+    def _compute_changes(self) -> list["PassChange"]:
+        from irscope.link.provenance import PassInput, pass_changes
+
         rows = self.pass_rows()
         # Most passes change nothing, so many rows share a blob: one string per blob,
         # which provenance then hashes and compares only once.
@@ -292,10 +297,12 @@ class Capture:
                     finals[name] = text
         return pass_changes(inputs, finals)
 
-    def passes(self, stage: str | None = None, changed: bool | None = None) -> list[Pass]:
+    def passes(self, stage: str | None = None, changed: bool | None = None) -> list["Pass"]:
         """The pass timeline; ``stage`` keeps one stage's passes, ``changed`` only the
         passes that changed (True) or did not change (False) the IR. Indexes and
         changes are those of the whole list."""
+        from irscope.core.passes import Pass
+
         out = []
         for i, (row, change) in enumerate(zip(self.pass_rows(), self.pass_changes())):
             if stage is not None and row.stage != stage:
@@ -306,7 +313,7 @@ class Capture:
                             _module=lambda i=i: self._pass_module(i)))
         return out
 
-    def pass_at(self, index: int) -> Pass:
+    def pass_at(self, index: int) -> "Pass":
         """The pass at ``index`` of the whole list (what ``--pass N`` takes)."""
         rows = self.pass_rows()
         if not 0 <= index < len(rows):
@@ -318,24 +325,28 @@ class Capture:
 
     def _pass_module(self, index: int) -> Module:
         def parse() -> Module:
+            from irscope.link.provenance import module_scope
+
             rows = self.pass_rows()
             row = rows[index]
             text = self._pass_text(row.blob)
             metadata = None
-            if row.kind == "llvm" and not _module_scope(text):
+            if row.kind == "llvm" and not module_scope(text):
                 # A function-level LLVM dump prints no !N table: borrow the latest
                 # module-level dump's, as parse_snapshots does.
                 for j in range(index - 1, -1, -1):
-                    if rows[j].kind == "llvm" and _module_scope(self._pass_text(rows[j].blob)):
+                    if rows[j].kind == "llvm" and module_scope(self._pass_text(rows[j].blob)):
                         metadata = self._pass_module(j).loc_aliases
                         break
             with self._lock:  # the shared parse cache is not thread-safe
                 return parse_pass(row.kind, text, self._parse_cache(), metadata)
         return self._memo(("pass_module", index), parse)
 
-    def origins(self) -> dict[str, StageOrigins]:
+    def origins(self) -> dict[str, "StageOrigins"]:
         """Which pass made each op of the final TTIR, TTGIR (and LLVM IR, with
         ``--llvm-passes``), and which ops the stages' passes erased."""
+        from irscope.core.origins import origins
+
         return self._memo("origins", lambda: origins(self.pass_changes(), self.row.stages,
                                                      lambda s: self.stage(s).module))
 
@@ -357,8 +368,10 @@ class Capture:
             out[name] = [op for op in st.module.ops() if line_match(op.location, line, file, call_sites)]
         return out
 
-    def links(self) -> CaptureLinks:
+    def links(self) -> "CaptureLinks":
         """Every link between the capture's stages (built once)."""
+        from irscope.link import build_links
+
         return self._memo("links", lambda: build_links(self.modules()))
 
     def links_for_op(self, stage: str, line: int) -> "OpLinks":
@@ -383,7 +396,7 @@ class OpLinks:
     stage: str
     line: int
     text: str | None
-    links: dict[str, list[LinkedOp]]
+    links: dict[str, list["LinkedOp"]]
     """Other stage -> the linked ops (line, text, kind), in pipeline order."""
     exact: bool
     """The capture has ``--exact-links`` stages: TTGIR -> LLIR/PTX/SASS links are op-exact."""

@@ -7,11 +7,14 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from irscope.errors import IrscopeError
 from irscope.ir import Module, ParseCache, parse_as, parse_pass
-from irscope.vocab.passdump import PassSnapshot, split_pass_dump
 from irscope.vocab.stages import STAGES, for_extension
+
+if TYPE_CHECKING:
+    from irscope.vocab.passdump import PassSnapshot
 
 DUMP = "dump"
 """The format name of a per-pass dump stream."""
@@ -56,12 +59,14 @@ class IRFile:
     format: str
     text: str
     _module: Module | None = field(default=None, repr=False)
-    _snapshots: list[PassSnapshot] | None = field(default=None, repr=False)
+    _snapshots: "list[PassSnapshot] | None" = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
-    def snapshots(self) -> list[PassSnapshot]:
+    def snapshots(self) -> "list[PassSnapshot]":
         """The snapshots of a dump stream ([] for a single module)."""
+        from irscope.vocab.passdump import split_pass_dump
+
         if self.format != DUMP:
             return []
         if self._snapshots is None:

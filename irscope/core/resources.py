@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from irscope.ir.ptx import static_shared_bytes
 from irscope.store.bundle import CaptureRow
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +71,8 @@ def resources_of(row: CaptureRow, ptx: Callable[[], str | None]) -> Resources:
     else:
         static = row.shared_static
         if static is None:
+            from irscope.ir.ptx import static_shared_bytes  # only for bundles older than schema 3
+
             text = ptx()
             static = static_shared_bytes(text) if text else None
         total = None if dynamic is None and static is None else (dynamic or 0) + (static or 0)

@@ -7,21 +7,34 @@ measured by ``Module.coverage``.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from irscope import robust
 
 from ._guard import paused_gc
 from .forms import normalise_op_text, op_form
-from .llvm import op_forms_llvm, parse_llvm
-from .mlir import op_forms_mlir, parse_mlir
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, Op, ParseCache, Region, Value)
-from irscope.vocab.passdump import (PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump,
-                       split_pass_dump)
-from .ptx import parse_ptx
-from .sass import parse_sass
-from .stages import STAGES, StageInfo, parse_as, stage_for_extension, stage_info
+from .stages import STAGES, StageInfo, parse_as, parser, stage_for_extension, stage_info
+
+if TYPE_CHECKING:
+    from irscope.vocab.passdump import PassSnapshot
+
+# Each parser (and the dump splitter) loads when first used: showing one stage needs
+# one of them, and every module compiles its regexes at import.
+_LAZY = {"parse_mlir": "mlir", "op_forms_mlir": "mlir", "parse_llvm": "llvm", "op_forms_llvm": "llvm",
+         "parse_ptx": "ptx", "parse_sass": "sass"}
+_LAZY_VOCAB = ("PassDump", "PassSnapshot", "split_llvm_pass_dump", "split_mlir_pass_dump", "split_pass_dump")
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"irscope.ir.{_LAZY[name]}"), name)
+    if name in _LAZY_VOCAB:
+        return getattr(importlib.import_module("irscope.vocab.passdump"), name)
+    raise AttributeError(f"module 'irscope.ir' has no attribute {name!r}")
 
 __all__ = [
     "Block", "Frame", "Function", "Instruction", "Location", "Module", "Op", "ParseCache",
@@ -50,7 +63,7 @@ def op_forms(stage: str, text: str, cache: ParseCache | None = None) -> list[tup
     does not raise either).
     """
     family = stage_info(stage).family
-    fast = op_forms_mlir if family == "mlir" else op_forms_llvm if family == "llvm" else None
+    fast = __getattr__(f"op_forms_{family}") if family in ("mlir", "llvm") else None
     if fast is not None:
         try:
             return fast(text, cache)
@@ -67,18 +80,18 @@ def parse_pass(kind: str, text: str, cache: ParseCache | None = None,
     ``mir`` (machine IR of codegen passes). ``metadata``: the ``!N`` table of an
     earlier module-level LLVM dump, for a function-level one that prints none."""
     if kind == "mlir":
-        return parse_mlir(text, "mlir", cache)
-    return parse_llvm(text, kind, cache, metadata)
+        return parser("mlir")(text, "mlir", cache)
+    return parser("llvm")(text, kind, cache, metadata)
 
 
-def parse_snapshot(snap: PassSnapshot, cache: ParseCache | None = None,
+def parse_snapshot(snap: "PassSnapshot", cache: ParseCache | None = None,
                    metadata: dict[str, str] | None = None) -> Module:
     """Parse one pass snapshot with the parser of its family (MLIR, LLVM IR or MIR)."""
     return parse_pass(snap.family, snap.text, cache, metadata)
 
 
 @paused_gc
-def parse_snapshots(snapshots: Iterable[PassSnapshot], cache: ParseCache | None = None
+def parse_snapshots(snapshots: Iterable["PassSnapshot"], cache: ParseCache | None = None
                     ) -> list[Module]:
     """Parse a sequence of snapshots, sharing work between them.
 

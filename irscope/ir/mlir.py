@@ -19,10 +19,7 @@ from .forms import erase_names, normalise_op_text
 from .mlir_loc import LocResolver
 from .model import (unknown_op, UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,
                     Region, Value)
-from irscope.vocab.passdump import PassDump, PassSnapshot, split_llvm_pass_dump, split_mlir_pass_dump
-
-__all__ = ["parse_mlir", "split_mlir_pass_dump", "split_llvm_pass_dump", "PassDump",
-           "PassSnapshot"]
+__all__ = ["parse_mlir", "op_forms_mlir"]
 
 # Line kinds (first element of a classified tuple).
 K_BLANK, K_COMMENT, K_OP, K_BLOCK, K_FUNC, K_MODULE, K_CLOSE, K_REOPEN = range(8)

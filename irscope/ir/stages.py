@@ -3,21 +3,24 @@ stage's parser family; this table maps a family to its parser."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable
 
 from irscope.vocab.stages import STAGES as _ALL, Stage, for_extension
 
-from .llvm import parse_llvm
-from .mlir import parse_mlir
 from .model import Module, ParseCache
-from .ptx import parse_ptx
-from .sass import parse_sass
 
 StageInfo = Stage  # the registry entry (kept under its older name)
 
-PARSERS: dict[str, Callable[..., Module]] = {"mlir": parse_mlir, "llvm": parse_llvm, "ptx": parse_ptx,
-                                             "sass": parse_sass}
-"""Parser family -> ``parser(text, stage, cache)``."""
+PARSERS: dict[str, str] = {"mlir": "mlir:parse_mlir", "llvm": "llvm:parse_llvm", "ptx": "ptx:parse_ptx",
+                           "sass": "sass:parse_sass"}
+"""Parser family -> ``module:function`` in this package, loaded on first use."""
+
+
+def parser(family: str) -> Callable[..., Module]:
+    """The parser of a family: ``parser(text, stage, cache)`` -> :class:`Module`."""
+    module, name = PARSERS[family].split(":")
+    return getattr(importlib.import_module(f"irscope.ir.{module}"), name)
 
 STAGES: dict[str, Stage] = {name: s for name, s in _ALL.items() if s.parsed and s.base is None}
 """The stages irscope parses, in pipeline order (pass snapshots last)."""
@@ -44,4 +47,4 @@ def parse_as(name: str, text: str, cache: ParseCache | None = None) -> Module:
         info, name = _ALL[info.base], info.base
     else:
         info = stage_info(name)
-    return PARSERS[info.family](text, name, cache)
+    return parser(info.family)(text, name, cache)

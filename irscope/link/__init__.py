@@ -30,14 +30,23 @@ How two ops are tied, strongest first (``kind``):
 A composed link has the weakest kind along its path.
 """
 
-from .by_location import LocationGroup, link_by_location, location_group
-from .exact import align_ttgirloc, link_exact, normalise_instruction, ttgir_lines
-from .graph import CaptureLinks, LinkList, build_links
-from .keys import chain_key, line_key, units
-from .model import EXACT_STAGES, KIND_RANK, PIPELINE, ExactReport, LinkedOp, StageLink
-from .ttir_ttgir import RENAMES, link_ttir_ttgir
+# Submodules load on first use (``irscope.link.lines`` alone serves "the ops of a
+# line"; building links needs the rest).
+_EXPORTS = {
+    "LocationGroup": "by_location", "link_by_location": "by_location", "location_group": "by_location",
+    "align_ttgirloc": "exact", "link_exact": "exact", "normalise_instruction": "exact", "ttgir_lines": "exact",
+    "CaptureLinks": "graph", "LinkList": "graph", "build_links": "graph",
+    "chain_key": "keys", "line_key": "keys", "units": "keys",
+    "EXACT_STAGES": "model", "KIND_RANK": "model", "PIPELINE": "model", "ExactReport": "model",
+    "LinkedOp": "model", "StageLink": "model",
+    "RENAMES": "ttir_ttgir", "link_ttir_ttgir": "ttir_ttgir",
+}
+__all__ = sorted(_EXPORTS)
 
-__all__ = ["CaptureLinks", "EXACT_STAGES", "ExactReport", "KIND_RANK", "LinkList", "LinkedOp", "LocationGroup",
-           "PIPELINE", "RENAMES", "StageLink", "align_ttgirloc", "build_links", "chain_key", "line_key",
-           "link_by_location", "link_exact", "link_ttir_ttgir", "location_group", "normalise_instruction",
-           "ttgir_lines", "units"]
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(f"irscope.link.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'irscope.link' has no attribute {name!r}")

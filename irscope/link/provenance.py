@@ -49,7 +49,7 @@ _STAGE_INPUT = {(s.name, "llvm"): s.passes_input for s in STAGES.values() if s.p
 _MODULE_LEVEL = frozenset({"declare", "global"})
 
 
-def _module_scope(text: str) -> bool:
+def module_scope(text: str) -> bool:
     """Whether an LLVM IR snapshot prints the whole module (its first line is the
     module header) rather than one function."""
     head = text[:256].lstrip()  # not text.lstrip(): that copies a whole snapshot
@@ -349,7 +349,7 @@ def pass_changes(passes: Sequence[PassInput], finals: Mapping[str, str],
         asum = cache.summary(after_text, stage)
         changed = before_text != after_text
         diff = cache.diff(bsum, asum) if changed else EMPTY_DIFF
-        if changed and stage == "llir" and _module_scope(before_text) != _module_scope(after_text):
+        if changed and stage == "llir" and module_scope(before_text) != module_scope(after_text):
             # One side printed the whole module, the other one function: the texts
             # differ by what was printed, so only a difference in the ops says the pass did something.
             changed = bool(diff.added or diff.removed or diff.modified)

@@ -1,0 +1,126 @@
+"""The IR model on top of a parse: def-use and every type and encoding decoded.
+
+    python benchmarks/bench_model.py [--bundle out/samples.irscope] [--runs 9] [--json FILE]
+
+Cases: the largest TTGIR stage text in the bundle, and its largest LLVM-dialect
+pass snapshot (an MLIR snapshot holding ``llvm.func``: the ``llir`` stage's passes).
+Each run is a fresh subprocess (the type and encoding readers memoise by text, so a
+second run in one process would be warm), and measures, on one CPU clock:
+
+* ``parse``: ``parse_stage`` of the text (what every view pays first);
+* ``model``: def-use of every function (values, uses, result types), then every
+  op's types parsed (``op.signature``) and every tensor/memdesc type's encoding
+  decoded, plus every alias of the module decoded.
+
+Reported: the median of each over the runs, and the median of the within-run
+ratios model/parse (the goal is <= 1x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def pick_texts(bundle: str) -> dict[str, tuple[str, str]]:
+    """name -> (parse stage, text) of the largest TTGIR and LLVM-dialect snapshot."""
+    import irscope
+
+    best: dict[str, tuple[int, str, str]] = {}
+    with irscope.open(bundle) as b:
+        for cap in b.captures():
+            if "ttgir" in cap.stages:
+                t = cap.stage("ttgir").text
+                if len(t) > best.get("ttgir", (0,))[0]:
+                    best["ttgir"] = (len(t), f"{cap.kernel} [{cap.variant}] ttgir", t)
+            for row in cap.pass_rows():
+                if row.kind == "mlir" and row.stage == "llir" and row.size > best.get("llvm_dialect", (0,))[0]:
+                    t = cap._pass_text(row.blob)
+                    if "llvm.func" in t:
+                        best["llvm_dialect"] = (len(t), f"{cap.kernel} [{cap.variant}] pass {row.name}", t)
+    return {k: (v[1], v[2]) for k, v in best.items()}
+
+
+def one_run(path: str, stage: str) -> dict:
+    """Parse, then build the model; CPU seconds of each (in this fresh process)."""
+    import irscope.ir.attributes  # noqa: F401  (imports are paid once per process, not per text)
+    import irscope.ir.layouts  # noqa: F401
+    import irscope.ir.values  # noqa: F401
+    from irscope.ir import parse_stage
+    from irscope.ir.types import MemDescType, TensorType
+
+    text = Path(path).read_text()
+    t0 = time.process_time()
+    mod = parse_stage(stage, text)
+    t1 = time.process_time()
+    aliases = mod.encodings
+    values = types = encodings = 0
+    for fn in mod.functions:
+        du = fn.def_use()
+        values += len(du.values)
+    for op in mod.ops():
+        sig = op.signature(aliases)
+        for t in (*sig.operands, *sig.results):
+            types += 1
+            if isinstance(t, (TensorType, MemDescType)) and t.encoding_ref:
+                t.encoding(aliases)
+                encodings += 1
+    for ref in aliases:
+        mod.encoding(ref)
+        encodings += 1
+    t2 = time.process_time()
+    return {"parse_s": t1 - t0, "model_s": t2 - t1, "ops": len(mod.all_ops), "values": values, "types": types,
+            "encodings": encodings}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bundle", default=str(ROOT / "out" / "samples.irscope"))
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--json")
+    ap.add_argument("--one", nargs=2, metavar=("PATH", "STAGE"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(one_run(*args.one)))
+        return 0
+    import tempfile
+
+    cases = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (label, text) in pick_texts(args.bundle).items():
+            path = Path(tmp) / f"{name}.txt"
+            path.write_text(text)
+            stage = "ttgir" if name == "ttgir" else "mlir"
+            runs = [json.loads(subprocess.run([sys.executable, __file__, "--one", str(path), stage], check=True,
+                                              capture_output=True, text=True).stdout) for _ in range(args.runs)]
+            parse = statistics.median(r["parse_s"] for r in runs)
+            model = statistics.median(r["model_s"] for r in runs)
+            ratio = statistics.median(r["model_s"] / r["parse_s"] for r in runs)
+            case = {"case": name, "text": label, "bytes": len(text.encode()), "ops": runs[0]["ops"],
+                    "values": runs[0]["values"], "types": runs[0]["types"], "encodings": runs[0]["encodings"],
+                    "parse_ms_median": round(parse * 1000, 2), "model_ms_median": round(model * 1000, 2),
+                    "ratio_model_over_parse": round(ratio, 3)}
+            cases.append(case)
+            print(f"{name}: {label}: {case['ops']} ops, {case['values']} values, {case['types']} types, "
+                  f"{case['encodings']} encodings; parse {case['parse_ms_median']} ms, def-use + decode "
+                  f"{case['model_ms_median']} ms = {case['ratio_model_over_parse']}x the parse")
+    if args.json:
+        doc = {"machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version(),
+                           "platform": platform.platform()},
+               "method": f"median of {args.runs} fresh subprocesses; CPU time (time.process_time)",
+               "cases": cases}
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
