@@ -236,3 +236,24 @@ def test_api_needs_no_path_strings_from_views():
     assert irscope.Capture.__name__ == "Capture" and "open" in irscope.__all__
     with pytest.raises(AttributeError):
         irscope.no_such_name  # noqa: B018
+
+
+def test_resources_equal_what_the_h200_reported(bundle):
+    """Compile-only figures (cuobjdump, ptxas, the metadata, our occupancy model) against
+    what the H200's driver and CUDA runtime reported for the same kernels and configs
+    (scripts/gpu_occupancy_check.py; docs/gpu-check.md)."""
+    records = json.loads((DATA / "h200_occupancy.json").read_text())["kernels"]
+    checked = 0
+    for cap in bundle.captures():
+        mine = set(cap.variant.split(","))
+        match = [r for r in records if r["kernel"] == cap.kernel and set(r["config"].split(",")) <= mine]
+        assert len(match) == 1, (cap, match)
+        gpu = match[0]
+        r = cap.resources
+        assert (r.registers, r.spills, r.local) == (gpu["n_regs"], gpu["n_spills"],
+                                                     gpu["driver_func_attrs"]["local_size_bytes"]), cap
+        assert r.shared == gpu["shared_dynamic"] + gpu["driver_func_attrs"]["shared_size_bytes"], cap
+        assert r.shared_static == gpu["driver_func_attrs"]["shared_size_bytes"] == 0
+        assert cap.occupancy.blocks_per_sm == gpu["cuda_blocks_per_sm"], cap
+        checked += 1
+    assert checked == 6
