@@ -193,9 +193,12 @@ def _resolve(du: DefUse, op: Op, skip: int) -> None:
     """Tie ``op``'s operands (after the first ``skip``, its destination) to values."""
     values = du.values
     operands: list[SSAValue | None] = []
+    sass = op.dialect == "sass"
     for i, name in enumerate(op.operands):
         v = None
         if i >= skip:
+            if sass:  # 'R21.reuse', '-R3', '!P0' read register R21, R3, P0
+                name = name.lstrip("-!|~").removesuffix(".reuse")
             v = values.get(name)
             if v is None and "#" in name:  # '%x#0' of a value printed whole elsewhere
                 v = values.get(name.split("#", 1)[0])

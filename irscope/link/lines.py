@@ -46,3 +46,12 @@ def line_match(location: Location, line: int, file: str | None, call_sites: bool
             if seen and fr.line == line and not fr.is_library() and same_file(fr.file, file):
                 return CALL_SITE
     return None
+
+
+def python_line(location: Location, file: str | None = None) -> int | None:
+    """The line an op belongs to by the rule above (its innermost user frame), or
+    None when it has none (or the frame is in another file than ``file``)."""
+    user = location.user_frame()
+    if user is None or not user.line or not same_file(user.file, file):
+        return None
+    return user.line

@@ -99,6 +99,10 @@ def diff_fields(old: Encoding, new: Encoding) -> list[str]:
     lines = []
     for name in list(a) + [n for n in b if n not in a]:
         va, vb = a.get(name), b.get(name)
+        if isinstance(va, Encoding) and isinstance(vb, Encoding):
+            if va.describe() != vb.describe():  # by content: alias names of parents differ freely
+                lines.append(f"{name} ({va.describe()}) -> ({vb.describe()})")
+            continue
         if va != vb:
             lines.append(f"{name} {_fmt(va) if va is not None else '-'} -> {_fmt(vb) if vb is not None else '-'}")
     return lines

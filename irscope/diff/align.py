@@ -1,0 +1,95 @@
+"""Align two sequences of keys: the pairs of equal keys that keep both orders.
+
+Patience alignment: keys that occur once on each side anchor the alignment (the
+longest increasing run of them), and the gaps between anchors are aligned the
+same way, recursively. A gap with no unique key pairs equal keys by occurrence
+and keeps the longest increasing run of those pairs. Every level costs
+O(n log n) and the depth is capped, so the whole is never quadratic; difflib and
+Myers' algorithm are, on the long runs of identical instructions LLVM IR and
+SASS are made of.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter, defaultdict
+from typing import Hashable, Sequence
+
+MAX_DEPTH = 48
+"""Anchor recursion depth; deeper gaps fall back to occurrence pairing."""
+
+
+def longest_increasing(pairs: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest subsequence of ``pairs`` (sorted by their first item) whose second
+    items increase strictly (patience sorting, O(n log n))."""
+    tails: list[int] = []  # tails[k]: the smallest second item ending a run of length k+1
+    tail_at: list[int] = []  # index into pairs of that tail
+    back: list[int] = [-1] * len(pairs)
+    for i, (_, j) in enumerate(pairs):
+        k = bisect_left(tails, j)
+        if k == len(tails):
+            tails.append(j)
+            tail_at.append(i)
+        else:
+            tails[k] = j
+            tail_at[k] = i
+        back[i] = tail_at[k - 1] if k else -1
+    out = []
+    i = tail_at[-1] if tail_at else -1
+    while i >= 0:
+        out.append(pairs[i])
+        i = back[i]
+    return out[::-1]
+
+
+def align(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[tuple[int, int]]:
+    """Index pairs ``(i, j)`` with ``a[i] == b[j]``, increasing in both."""
+    out: list[tuple[int, int]] = []
+    _align(a, b, 0, len(a), 0, len(b), out, 0)
+    return out
+
+
+def _align(a, b, alo: int, ahi: int, blo: int, bhi: int, out: list, depth: int) -> None:
+    while alo < ahi and blo < bhi and a[alo] == b[blo]:  # common head
+        out.append((alo, blo))
+        alo += 1
+        blo += 1
+    tail = []
+    while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:  # common tail
+        ahi -= 1
+        bhi -= 1
+        tail.append((ahi, bhi))
+    if alo < ahi and blo < bhi:
+        anchors = _unique_anchors(a, b, alo, ahi, blo, bhi) if depth < MAX_DEPTH else []
+        if anchors:
+            pa, pb = alo, blo
+            for i, j in anchors:
+                _align(a, b, pa, i, pb, j, out, depth + 1)
+                out.append((i, j))
+                pa, pb = i + 1, j + 1
+            _align(a, b, pa, ahi, pb, bhi, out, depth + 1)
+        else:
+            out.extend(_by_occurrence(a, b, alo, ahi, blo, bhi))
+    out.extend(reversed(tail))
+
+
+def _unique_anchors(a, b, alo, ahi, blo, bhi) -> list[tuple[int, int]]:
+    ca = Counter(a[alo:ahi])
+    cb = Counter(b[blo:bhi])
+    where_b = {b[j]: j for j in range(blo, bhi) if cb[b[j]] == 1}
+    pairs = [(i, where_b[a[i]]) for i in range(alo, ahi) if ca[a[i]] == 1 and a[i] in where_b]
+    return longest_increasing(pairs)
+
+
+def _by_occurrence(a, b, alo, ahi, blo, bhi) -> list[tuple[int, int]]:
+    """The k-th occurrence of a key on one side with its k-th on the other, then the
+    longest order-keeping run of those pairs."""
+    queues: dict = defaultdict(list)
+    for j in range(bhi - 1, blo - 1, -1):
+        queues[b[j]].append(j)
+    pairs = []
+    for i in range(alo, ahi):
+        q = queues.get(a[i])
+        if q:
+            pairs.append((i, q.pop()))
+    return longest_increasing(pairs)

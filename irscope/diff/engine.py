@@ -1,0 +1,371 @@
+"""The structural IR diff: two parsed modules of one format -> a :class:`StageDiff`.
+
+1. Encoding aliases are paired by decoded content (:func:`.keys.pair_encodings`):
+   a renamed or reordered alias is no change, an edited one is one change with
+   its fields decoded, and the ops that use it still match.
+2. Functions pair by name. Each function's body, then each region of each paired
+   op, is aligned as a sequence of op keys (:mod:`.align`: anchors, never
+   quadratic). Keys ignore value names, so the alignment survives renaming.
+3. In each gap the alignment leaves, ops of the same name pair up as *changed*.
+   Ops left over anywhere in a function that have the same key pair up as
+   *moved*; the rest are *added* or *removed*.
+4. A value map built from every pair (results, block and function arguments, by
+   position; llvm-diff's idea) then checks each pair's operands: a pair whose
+   operands are not the mapped values (rewired dataflow, swapped operands) is
+   *changed* too. Renaming alone never is.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from irscope.ir import Function, Module, Op
+from irscope.ir.values import DefUse, def_use
+from irscope.link.lines import python_line
+from irscope.vocab.stages import STAGES
+
+from .align import align
+from .keys import EncodingPair, Keys, pair_encodings
+from .model import ADDED, CHANGED, MOVED, REMOVED, Change, OpRef, StageDiff
+
+ALIGNED, RENAMED = "aligned", "renamed"  # pair kinds before operands are checked
+
+
+@dataclass
+class _Pairing:
+    """Everything paired so far in one module pair."""
+
+    pairs: list[tuple[Op, Op, str]] = field(default_factory=list)
+    """(old op, new op, ALIGNED | RENAMED | MOVED)."""
+    only_a: list[Op] = field(default_factory=list)
+    only_b: list[Op] = field(default_factory=list)
+    functions: list[tuple[Function, Function]] = field(default_factory=list)
+
+
+def family_of(stage: str) -> str:
+    """The parser family of a stage name or format (``ttgir`` -> ``mlir``)."""
+    info = STAGES.get(stage)
+    if info is None or info.family is None:
+        raise ValueError(f"cannot diff stage {stage!r}")
+    return info.family
+
+
+def diff_modules(a: Module, b: Module, stage: str) -> StageDiff:
+    """The diff of two parses of one format (``stage`` names it: ``ttgir``, ``llir``,
+    ``ptx``, ``sass``, or ``mlir`` for any MLIR such as an LLVM-dialect snapshot)."""
+    family = family_of(stage)
+    enc_pairs, tokens_a, tokens_b = pair_encodings(a, b) if family == "mlir" else ([], {}, {})
+    keys_a, keys_b = Keys(family, tokens_a), Keys(family, tokens_b)
+    p = _Pairing()
+    _pair_functions(a, b, p)
+    for fa, fb in p.functions:
+        _diff_bodies(_body(fa), _body(fb), keys_a, keys_b, p)
+    _diff_bodies(list(a.globals), list(b.globals), keys_a, keys_b, p)
+    _pair_moves(p, keys_a, keys_b)
+    vmap = _value_map(p)
+    changes: list[Change] = []
+    matched = 0
+    rows: list[tuple[int, int]] = []
+    du_a, du_b = _DefUses(), _DefUses()
+    for x, y, how in p.pairs:
+        details = _details(x, y, keys_a, keys_b, a, b, tokens_a, tokens_b)
+        if not _operands_match(x, y, du_a, du_b, vmap):
+            details.append(f"operands: {', '.join(x.operands)} -> {', '.join(y.operands)}")
+        if how == MOVED:
+            changes.append(_change(MOVED, x, y, details))
+            continue
+        rows.append((x.line, y.line))
+        if details:
+            changes.append(_change(CHANGED, x, y, details))
+        else:
+            matched += 1
+    changes.extend(_change(REMOVED, x, None) for x in p.only_a)
+    changes.extend(_change(ADDED, None, y) for y in p.only_b)
+    changes.extend(_encoding_changes(enc_pairs, a, b))
+    rows.sort()
+    changes.sort(key=lambda c: (c.after.line if c.after else _anchor(c.before, rows),
+                                c.before.line if c.before else 0))
+    return StageDiff(stage, matched, tuple(changes), _dialects(a), _dialects(b), tuple(rows))
+
+
+# ----------------------------------------------------------------- pairing
+
+def _pair_functions(a: Module, b: Module, p: _Pairing) -> None:
+    by_name = {f.name: f for f in b.functions}
+    left_b = list(b.functions)
+    unpaired = []
+    for fa in a.functions:
+        fb = by_name.get(fa.name)
+        if fb is not None and fb in left_b:
+            p.functions.append((fa, fb))
+            left_b.remove(fb)
+        else:
+            unpaired.append(fa)
+    # A function renamed between versions (a single kernel, say) still pairs, in order.
+    n = min(len(unpaired), len(left_b))
+    p.functions.extend(zip(unpaired[:n], left_b[:n]))
+    for fa in unpaired[n:]:
+        p.only_a.extend(fa.ops())
+    for fb in left_b[n:]:
+        p.only_b.extend(fb.ops())
+
+
+def _body(owner) -> list[Op]:
+    """The ops directly in a function's body (all its blocks, in order)."""
+    return [op for block in owner.blocks for op in block.ops]
+
+
+def _region_bodies(op: Op) -> list[list[Op]]:
+    return [[o for block in region.blocks for o in block.ops] for region in op.regions]
+
+
+def _diff_bodies(ops_a: list[Op], ops_b: list[Op], keys_a: Keys, keys_b: Keys, p: _Pairing) -> None:
+    ka = [keys_a(o) for o in ops_a]
+    kb = [keys_b(o) for o in ops_b]
+    aligned = align(ka, kb)
+    pairs: list[tuple[Op, Op, str]] = []
+    pa = pb = 0
+    for i, j in [*aligned, (len(ops_a), len(ops_b))]:
+        pairs.extend(_pair_gap(ops_a[pa:i], ops_b[pb:j], p))
+        if i < len(ops_a):
+            pairs.append((ops_a[i], ops_b[j], ALIGNED))
+        pa, pb = i + 1, j + 1
+    p.pairs.extend(pairs)
+    for x, y, _ in pairs:
+        _diff_regions(x, y, keys_a, keys_b, p)
+
+
+def _diff_regions(x: Op, y: Op, keys_a: Keys, keys_b: Keys, p: _Pairing) -> None:
+    if not x.regions and not y.regions:
+        return
+    ra, rb = _region_bodies(x), _region_bodies(y)
+    for body_a, body_b in zip(ra, rb):
+        _diff_bodies(body_a, body_b, keys_a, keys_b, p)
+    for body in ra[len(rb):]:
+        p.only_a.extend(o2 for o in body for o2 in o.walk())
+    for body in rb[len(ra):]:
+        p.only_b.extend(o2 for o in body for o2 in o.walk())
+
+
+def _pair_gap(gap_a: list[Op], gap_b: list[Op], p: _Pairing) -> list[tuple[Op, Op, str]]:
+    """Within one gap: ops of one name pair in order (a changed op); the rest wait
+    for the move pass."""
+    if not gap_a or not gap_b:
+        p.only_a.extend(o2 for o in gap_a for o2 in o.walk())
+        p.only_b.extend(o2 for o in gap_b for o2 in o.walk())
+        return []
+    by_name: dict[str, list[Op]] = defaultdict(list)
+    for y in gap_b:
+        by_name[y.name].append(y)
+    taken: set[int] = set()
+    pairs = []
+    for x in gap_a:
+        peers = by_name.get(x.name)
+        if peers:
+            y = peers.pop(0)
+            taken.add(id(y))
+            pairs.append((x, y, RENAMED))
+        else:
+            p.only_a.extend(x.walk())
+    # Keep the pairs in the new side's order where they cross: a crossing pair is a move.
+    p.only_b.extend(o2 for y in gap_b if id(y) not in taken for o2 in y.walk())
+    return pairs
+
+
+def _pair_moves(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
+    """Ops left unpaired on both sides with one key: moved (hoisted out of a loop,
+    reordered), not removed and added."""
+    waiting: dict[str, list[Op]] = defaultdict(list)
+    for y in p.only_b:
+        waiting[keys_b(y)].append(y)
+    moved_b: set[int] = set()
+    still_a = []
+    nested_a: set[int] = set()
+    for x in p.only_a:
+        if id(x) in nested_a:
+            continue
+        peers = waiting.get(keys_a(x))
+        if peers:
+            y = peers.pop(0)
+            moved_b.add(id(y))
+            p.pairs.append((x, y, MOVED))
+            if x.regions or y.regions:  # the moved op's body aligns with its partner's
+                nested_a.update(id(o) for o in x.walk() if o is not x)
+                moved_b.update(id(o) for o in y.walk() if o is not y)
+                sub = _Pairing()
+                _diff_regions(x, y, keys_a, keys_b, sub)
+                p.pairs.extend(sub.pairs)
+                still_a.extend(sub.only_a)
+                p.only_b.extend(o for o in sub.only_b if id(o) not in moved_b)
+        else:
+            still_a.append(x)
+    p.only_a = [x for x in still_a if id(x) not in nested_a]
+    p.only_b = [y for y in p.only_b if id(y) not in moved_b]
+
+
+# ------------------------------------------------------------ value map
+
+class _DefUses:
+    """Def-use per function, looked up from any op of it."""
+
+    def __init__(self):
+        self._by_fn: dict[int, DefUse] = {}
+
+    def of(self, op: Op) -> DefUse | None:
+        fn = op.parent
+        while isinstance(fn, Op):
+            fn = fn.parent
+        if not isinstance(fn, Function):
+            return None
+        got = self._by_fn.get(id(fn))
+        if got is None:
+            got = self._by_fn[id(fn)] = def_use(fn)
+        return got
+
+
+def _value_map(p: _Pairing) -> dict[int, object]:
+    """Old value (by id) -> the new value it corresponds to."""
+    vmap: dict[int, object] = {}
+    for fa, fb in p.functions:
+        da, db = def_use(fa), def_use(fb)
+        for va, vb in zip(fa.args, fb.args):
+            x, y = da.values.get(va.name), db.values.get(vb.name)
+            if x is not None and y is not None:
+                vmap[id(x)] = y
+    du_a, du_b = _DefUses(), _DefUses()
+    for x, y, _ in p.pairs:
+        da, db = du_a.of(x), du_b.of(y)
+        if da is None or db is None:
+            continue
+        for rx, ry in zip(da.results(x), db.results(y)):
+            vmap[id(rx)] = ry
+        for region_x, region_y in zip(x.regions, y.regions):
+            for bx, by in zip(region_x.blocks, region_y.blocks):
+                for ax, ay in zip(bx.args, by.args):
+                    vx, vy = da.values.get(ax.name), db.values.get(ay.name)
+                    if vx is not None and vy is not None:
+                        vmap[id(vx)] = vy
+    return vmap
+
+
+def _operands_match(x: Op, y: Op, du_a: _DefUses, du_b: _DefUses, vmap: dict[int, object]) -> bool:
+    da, db = du_a.of(x), du_b.of(y)
+    if da is None or db is None:
+        return True
+    for va, vb in zip(da.operands(x), db.operands(y)):
+        if va is None and vb is None:
+            continue  # constants and labels: the key compares them
+        if va is None or vb is None or vmap.get(id(va)) is not vb:
+            return False
+    return True
+
+
+# ------------------------------------------------------------- details
+
+def _details(x: Op, y: Op, keys_a: Keys, keys_b: Keys, a: Module, b: Module, ta, tb) -> list[str]:
+    out = []
+    if x.name != y.name:
+        out.append(f"op: {x.name} -> {y.name}")
+    if keys_a(x) != keys_b(y):
+        out.extend(_what_differs(x, y, a, b, keys_a, keys_b))
+    la, lb = python_line(x.location), python_line(y.location)
+    if la != lb and la is not None and lb is not None:
+        out.append(f"location: line {la} -> {lb}")
+    return out
+
+
+def _what_differs(x: Op, y: Op, a: Module, b: Module, keys_a: Keys, keys_b: Keys) -> list[str]:
+    out: list[str] = []
+    tx, ty = keys_a._key(x.types) if x.types else "", keys_b._key(y.types) if y.types else ""
+    if tx != ty:
+        layout = _layout_change(x, y, a, b)
+        out.append(f"layout: {layout}" if layout else f"type: {x.types} -> {y.types}")
+    if x.attributes or y.attributes:
+        ax, ay = keys_a._key(x.attributes), keys_b._key(y.attributes)
+        if ax != ay:
+            out.append("attributes: " + _attribute_change(x, y))
+    if not out and x.name == y.name:
+        fx, fy = keys_a(x), keys_b(y)
+        out.append(f"text: {fx.strip()} -> {fy.strip()}")
+    return out
+
+
+def _layout_change(x: Op, y: Op, a: Module, b: Module) -> str | None:
+    """The decoded difference when the result types differ only in their encoding."""
+    from irscope.ir.layouts import diff_fields
+    from irscope.ir.types import MemDescType, TensorType
+
+    try:
+        rx, ry = x.signature(a.encodings).results, y.signature(b.encodings).results
+    except Exception:  # a type the parser does not model: say "type" instead
+        return None
+    for sx, sy in zip(rx, ry):
+        if isinstance(sx, (TensorType, MemDescType)) and isinstance(sy, type(sx)):
+            if sx.shape == sy.shape and sx.element == sy.element:
+                ex, ey = sx.encoding(a.encodings), sy.encoding(b.encodings)
+                if ex is not None and ey is not None and ex.describe() != ey.describe():
+                    return "; ".join(diff_fields(ex, ey)) or f"{ex.describe()} -> {ey.describe()}"
+    return None
+
+
+def _attribute_change(x: Op, y: Op) -> str:
+    try:
+        ax, ay = x.attribute_values(), y.attribute_values()
+    except Exception:
+        return f"{x.attributes} -> {y.attributes}"
+    parts = []
+    for k in list(ax) + [k for k in ay if k not in ax]:
+        vx, vy = ax.get(k), ay.get(k)
+        rx, ry = (vx.raw if vx is not None else "-"), (vy.raw if vy is not None else "-")
+        if rx != ry:
+            parts.append(f"{k} {rx} -> {ry}")
+    return "; ".join(parts[:4]) + (f" (+{len(parts) - 4} more)" if len(parts) > 4 else "") if parts else \
+        f"{x.attributes} -> {y.attributes}"
+
+
+# --------------------------------------------------------------- output
+
+def _ref(op: Op) -> OpRef:
+    return OpRef(op.line, op.text.strip(), op.name)
+
+
+def _change(kind: str, x: Op | None, y: Op | None, details=()) -> Change:
+    op = y if y is not None else x
+    line = python_line(y.location) if y is not None else None
+    if line is None and x is not None:
+        line = python_line(x.location)
+    return Change(kind, op.name, _ref(x) if x is not None else None, _ref(y) if y is not None else None,
+                  tuple(details), line)
+
+
+def _encoding_changes(pairs: list[EncodingPair], a: Module, b: Module) -> list[Change]:
+    out = []
+    for p in pairs:
+        if p.same:
+            continue
+        if p.details and all(d.startswith("parent ") for d in p.details):
+            continue  # only its parent changed (a slice of an edited layout): that change is reported
+        before = OpRef(0, f"{p.before} = {a.encodings[p.before]}", p.before) if p.before else None
+        after = OpRef(0, f"{p.after} = {b.encodings[p.after]}", p.after) if p.after else None
+        kind = CHANGED if before and after else (REMOVED if before else ADDED)
+        out.append(Change(kind, p.after or p.before, before, after,
+                          tuple(f"layout: {d}" for d in p.details)))
+    return out
+
+
+def _anchor(before: OpRef | None, rows: list[tuple[int, int]]) -> float:
+    """Where a removed op goes in the new side's order: after the new partner of the
+    nearest aligned old op before it."""
+    if before is None or not rows:
+        return 0
+    from bisect import bisect_right
+
+    olds = [r[0] for r in rows]
+    k = bisect_right(olds, before.line) - 1
+    return rows[k][1] + 0.5 if k >= 0 else 0
+
+
+def _dialects(m: Module) -> dict[str, int]:
+    c = Counter(op.dialect for op in m.ops() if op.name != "<unknown>")
+    return dict(c.most_common())
