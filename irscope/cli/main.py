@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import lzma
+import sqlite3
 import sys
 
 from irscope import __version__
@@ -71,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     selection(cat)
     cat.add_argument("--stage", default="ttgir", help="ttir, ttgir, llir, ptx, sass, source, json, log (default ttgir)")
     cat.add_argument("--pass", dest="pass_index", type=int, metavar="N", help="the N-th per-pass snapshot instead (0-based)")
+    cat.add_argument("-o", "--output", metavar="FILE",
+                     help="write it to FILE (replaced whole, never half-written) instead of stdout; "
+                          "how to get a binary stage (cubin) from a terminal")
 
     ps = sub.add_parser("passes", help="what each compiler pass changed (op counts per pass)")
     selection(ps)
@@ -87,14 +92,26 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--call-sites", action="store_true",
                     help="also the ops inlined from a helper called at that line (by default an op belongs "
                          "only to the line of its innermost user frame)")
-    sh.add_argument("--json", action="store_true", help="a JSON object: line, source, stages")
+    sh.add_argument("--all", action="store_true",
+                    help="every op of every stage, lines in full (by default: a count per stage and op name, "
+                         "then the first ops of each stage, long lines cut)")
+    sh.add_argument("--json", action="store_true", help="a JSON object: line, source, stages (always complete)")
 
     lk = sub.add_parser("links", help="what one op became (or came from) in every other stage")
     selection(lk, kernel_optional=True)
     lk.add_argument("--stage", default="ttgir", help="stage of the op: ttir, ttgir, llir, ptx, sass (default ttgir)")
     lk.add_argument("--op-line", type=int, required=True, metavar="N", help="line of the op in that stage's text")
     lk.add_argument("--json", action="store_true", help="a JSON object: stage, line, text, links")
+
+    from irscope.cli.diff_cmd import add_parser as add_diff
+
+    add_diff(sub)
     return p
+
+
+def _one_line(text: str) -> str:
+    """The error contract is one line: any newline in a message becomes a space."""
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
             from irscope.cli import analyze_cmd
 
             return analyze_cmd.main(args)
+        if args.command == "diff":
+            from irscope.cli import diff_cmd
+
+            return diff_cmd.main(args)
         if args.command == "links":
             from irscope.cli import links_cmd
 
@@ -127,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return inspect_cmd.main(args)
     except IrscopeError as exc:
-        print(f"irscope: error: {exc}", file=sys.stderr)
+        print(f"irscope: error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_ERROR
+    except (sqlite3.DatabaseError, lzma.LZMAError) as exc:  # a read the store did not guard
+        where = getattr(args, "bundle", None) or getattr(args, "output", None) or "bundle"
+        print(f"irscope: error: {where}: damaged bundle ({_one_line(str(exc))})", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("irscope: interrupted", file=sys.stderr)

@@ -41,6 +41,8 @@ class _Pairing:
     only_a: list[Op] = field(default_factory=list)
     only_b: list[Op] = field(default_factory=list)
     functions: list[tuple[Function, Function]] = field(default_factory=list)
+    functions_only_a: list[Function] = field(default_factory=list)
+    functions_only_b: list[Function] = field(default_factory=list)
 
 
 def family_of(stage: str) -> str:
@@ -83,6 +85,8 @@ def diff_modules(a: Module, b: Module, stage: str) -> StageDiff:
     changes.extend(_change(REMOVED, x, None) for x in p.only_a)
     changes.extend(_change(ADDED, None, y) for y in p.only_b)
     changes.extend(_encoding_changes(enc_pairs, a, b))
+    changes.extend(Change(REMOVED, f.kind, _fn_ref(f), None) for f in p.functions_only_a)
+    changes.extend(Change(ADDED, f.kind, None, _fn_ref(f)) for f in p.functions_only_b)
     rows.sort()
     changes.sort(key=lambda c: (c.after.line if c.after else _anchor(c.before, rows),
                                 c.before.line if c.before else 0))
@@ -106,8 +110,10 @@ def _pair_functions(a: Module, b: Module, p: _Pairing) -> None:
     n = min(len(unpaired), len(left_b))
     p.functions.extend(zip(unpaired[:n], left_b[:n]))
     for fa in unpaired[n:]:
+        p.functions_only_a.append(fa)
         p.only_a.extend(fa.ops())
     for fb in left_b[n:]:
+        p.functions_only_b.append(fb)
         p.only_b.extend(fb.ops())
 
 
@@ -280,7 +286,7 @@ def _what_differs(x: Op, y: Op, a: Module, b: Module, keys_a: Keys, keys_b: Keys
     tx, ty = keys_a._key(x.types) if x.types else "", keys_b._key(y.types) if y.types else ""
     if tx != ty:
         layout = _layout_change(x, y, a, b)
-        out.append(f"layout: {layout}" if layout else f"type: {x.types} -> {y.types}")
+        out.append(f"layout: {layout}" if layout else f"type: {x.types}  =>  {y.types}")
     if x.attributes or y.attributes:
         ax, ay = keys_a._key(x.attributes), keys_b._key(y.attributes)
         if ax != ay:
@@ -325,6 +331,10 @@ def _attribute_change(x: Op, y: Op) -> str:
 
 
 # --------------------------------------------------------------- output
+
+def _fn_ref(fn: Function) -> OpRef:
+    return OpRef(fn.line, fn.text.strip(), fn.kind)
+
 
 def _ref(op: Op) -> OpRef:
     return OpRef(op.line, op.text.strip(), op.name)

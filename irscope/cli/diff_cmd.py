@@ -1,0 +1,196 @@
+"""``irscope diff A B [C ...]``: a structural IR diff of captures, passes, bundles or files."""
+
+from __future__ import annotations
+
+import json
+
+from rich.table import Table
+from rich.text import Text
+
+from irscope.cli.diff_render import aligned_diff, print_comparison
+from irscope.cli.render import stdout_console
+from irscope.diff.compare import compare_captures, compare_files, compare_passes, step_passes
+from irscope.diff.matrix import group_by, matrix, pick_sides
+from irscope.diff.pairing import pair_captures, summarise_pair
+from irscope.diff.sides import Side, close_sides, open_side
+from irscope.errors import IrscopeError
+
+
+def add_parser(sub) -> None:
+    """The ``diff`` subcommand's arguments."""
+    d = sub.add_parser("diff", help="what changed between two captures, passes, bundles or IR files",
+                       description="Compare A and B op by op, robust to SSA renaming. Each side is "
+                                   "BUNDLE[:KERNEL][@TARGET][#VARIANT], a whole BUNDLE, or an IR file "
+                                   "(.ttir .ttgir .llir .ptx .sass .mlir, a dump stream, or any name with --format).")
+    d.add_argument("sides", nargs="+", metavar="SIDE")
+    d.add_argument("--stage", action="append", default=[], metavar="S",
+                   help="only these stages (ttir, ttgir, llir, ptx, sass); repeatable")
+    d.add_argument("--line", type=int, metavar="N", help="only what Python line N became")
+    d.add_argument("--pass", dest="pass_index", type=int, metavar="N",
+                   help="compare pass snapshot N of each capture side instead of the final stages")
+    d.add_argument("--passes", action="store_true",
+                   help="one capture: every pass against the IR after it, as one report")
+    d.add_argument("--format", metavar="F", help="the format of file sides (ttgir, llir, ptx, sass, mlir, dump...)")
+    d.add_argument("--by", choices=("triton_version", "target"),
+                   help="one bundle: a matrix of each kernel across its Triton versions or targets")
+    d.add_argument("--all", action="store_true", help="print every change (default: the first 40 per stage)")
+    d.add_argument("--json", action="store_true", help="a JSON object (docs/cli-json.md)")
+
+
+def main(args) -> int:
+    """Run ``irscope diff``."""
+    sides = [open_side(s, args.format) for s in args.sides]
+    try:
+        return _dispatch(args, sides)
+    finally:
+        close_sides(sides)
+
+
+def _dispatch(args, sides: list[Side]) -> int:
+    stages = tuple(args.stage) or None
+    limit = None if args.all else 40
+    if args.passes:
+        if len(sides) != 1 or sides[0].capture is None:
+            raise IrscopeError("--passes takes one capture: BUNDLE[:KERNEL][@TARGET][#VARIANT]")
+        return _passes(args, sides[0], limit)
+    if args.by:
+        if len(sides) != 1 or not sides[0].bundle:
+            raise IrscopeError("--by takes one bundle")
+        return _by(args, sides[0])
+    if len(sides) == 1:
+        raise IrscopeError("diff needs two sides (or one bundle with --by, or one capture with --passes)")
+    if len(sides) > 2:
+        return _matrix(args, sides)
+    a, b = sides
+    if a.whole_bundle and b.whole_bundle:
+        return _bundles(args, a, b)
+    if a.file is not None or b.file is not None:
+        if a.file is None or b.file is None:
+            raise IrscopeError("compare a file with a file, or a capture with a capture "
+                               "(irscope cat BUNDLE KERNEL --stage S > file.S makes a file of a capture)")
+        cmp = compare_files(a.file, b.file, line=args.line)
+    else:
+        ca, cb = _capture(a), _capture(b)
+        if args.pass_index is not None:
+            cmp = compare_passes(ca, args.pass_index, cb, args.pass_index, line=args.line, a_label=a.label,
+                                 b_label=b.label)
+        else:
+            cmp = compare_captures(ca, cb, stages=stages, line=args.line, a_label=a.label, b_label=b.label)
+    if args.json:
+        print(json.dumps(cmp.to_json(), indent=2))
+        return 0
+    print_comparison(stdout_console(), cmp, limit=limit)
+    return 0
+
+
+def _capture(side: Side):
+    if side.capture is not None:
+        return side.capture
+    caps = side.bundle.captures()
+    if len(caps) != 1:
+        raise IrscopeError(f"{side.spec} holds {len(caps)} captures: name one (BUNDLE:KERNEL[@TARGET][#VARIANT]), "
+                           "or give two whole bundles")
+    return caps[0]
+
+
+def _bundles(args, a: Side, b: Side) -> int:
+    """Two whole bundles: kernels paired, one summary row per pair."""
+    pairing = pair_captures(a.bundle.captures(), b.bundle.captures())
+    rows = [summarise_pair(p) for p in pairing.pairs]
+    if args.json:
+        print(json.dumps({"a": a.spec, "b": b.spec, "pairs": [r.to_json() for r in rows],
+                          "only_a": [c.to_json() for c in pairing.only_a],
+                          "only_b": [c.to_json() for c in pairing.only_b]}, indent=2))
+        return 0
+    console = stdout_console()
+    t = Table(title=Text(f"{a.spec} -> {b.spec}: {len(rows)} pair(s)"), header_style="bold", title_justify="left")
+    for col in ("kernel", "variant", "target", "regs", "spills", "shared", "occupancy", "ops ttgir", "ops sass",
+                "differs"):
+        t.add_column(col, justify="left" if col in ("kernel", "variant", "target", "differs") else "right")
+    for r in rows:
+        ops = {c.name: c for c in r.ops}
+        t.add_row(Text(r.kernel), Text(r.variant), Text(r.target), _delta(r.registers), _delta(r.spills),
+                  _delta(r.shared), _delta(r.occupancy), _count(ops.get("ttgir")), _count(ops.get("sass")),
+                  Text(", ".join(r.differs)))
+    console.print(t)
+    for label, caps in (("only in A", pairing.only_a), ("only in B", pairing.only_b)):
+        for c in caps:
+            console.print(Text(f"{label}: ", style="yellow") + Text(c.title()))
+    return 0
+
+
+def _delta(d) -> Text:
+    if d is None:
+        return Text("-")
+    if not d.changed:
+        return Text(str(d.before), style="dim")
+    return Text(f"{d.before} -> {d.after}", style="yellow")
+
+
+def _count(c) -> Text:
+    if c is None:
+        return Text("-")
+    return Text(f"{c.before} -> {c.after}", style="yellow") if c.changed else Text(str(c.before), style="dim")
+
+
+def _matrix(args, sides: list[Side]) -> int:
+    pairs = [(s.label, _capture(s)) for s in sides]
+    return _print_matrix(args, matrix(pairs))
+
+
+def _by(args, side: Side) -> int:
+    groups = group_by(side.bundle.captures(), args.by)
+    if len(groups) < 2:
+        raise IrscopeError(f"{side.spec} has one {args.by} only ({', '.join(groups) or 'none'}): nothing to compare")
+    out = []
+    seen = set()
+    for cap in side.bundle.captures():
+        key = (cap.kernel, cap.variant)
+        if key in seen:
+            continue
+        seen.add(key)
+        sides = pick_sides(groups, cap)
+        if len(sides) >= 2:
+            out.append(matrix(sides))
+    if args.json:
+        print(json.dumps({"by": args.by, "matrices": [m.to_json() for m in out]}, indent=2))
+        return 0
+    for m in out:
+        _print_matrix(args, m)
+    return 0
+
+
+def _print_matrix(args, m) -> int:
+    if args.json and not args.by:
+        print(json.dumps(m.to_json(), indent=2))
+        return 0
+    t = Table(title=Text(m.sides[0].capture if m.sides else ""), header_style="bold", title_justify="left")
+    t.add_column("")
+    for label in m.labels:
+        t.add_column(Text(label), justify="right")
+    for row in m.rows():
+        t.add_row(Text(row.name), *[Text("-" if v is None else str(v), style="yellow" if row.varies else "")
+                                    for v in row.values])
+    stdout_console().print(t)
+    return 0
+
+
+def _passes(args, side: Side, limit) -> int:
+    steps = step_passes(side.capture, stage=args.stage[0] if args.stage else None)
+    passes = side.capture.passes()
+    if args.json:
+        print(json.dumps([{"pass": i, "name": passes[i].name, "stage": passes[i].stage, "next": j,
+                           "diff": d.to_json()} for i, j, d in steps], indent=2))
+        return 0
+    console = stdout_console()
+    console.print(Text(side.capture.title(), style="bold") + Text(f": {len(steps)} pass(es) changed the IR"))
+    for i, j, d in steps:
+        p = passes[i]
+        console.print(Text(f"── #{i} {p.stage} ", style="bold cyan") + Text(p.name) + Text(
+            f"  {d.added} added, {d.removed} removed, {d.moved} moved, {d.changed} changed", style="dim"))
+        if d.identical:
+            console.print(Text("    no op changed: the text differs only in locations, names or spacing",
+                               style="dim"))
+        for ln in aligned_diff(d, 8 if limit else None):
+            console.print(ln, soft_wrap=True)
+    return 0

@@ -1,0 +1,181 @@
+"""Rich renderings of ``irscope diff``: every external string goes in as ``Text``."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from irscope.diff.compare import Comparison
+from irscope.diff.model import ADDED, CHANGED, MOVED, REMOVED, StageDiff
+
+MARK = {ADDED: ("+", "green"), REMOVED: ("-", "red"), CHANGED: ("~", "yellow"), MOVED: (">", "cyan")}
+FOLD_CONTEXT = 0
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return str(v)
+
+
+def summary_table(cmp: Comparison) -> Table:
+    """1. per stage: ops matched, added, removed, moved, changed; ops per dialect."""
+    t = Table(title=Text("IR, op by op (SSA renaming ignored)"), header_style="bold", title_justify="left")
+    for col in ("stage", "matched", "+added", "-removed", ">moved", "~changed", "ops", "dialects before -> after"):
+        t.add_column(col, justify="right" if col not in ("stage", "dialects before -> after") else "left")
+    for stage, d in cmp.stages.items():
+        before, after = sum(d.ops_by_dialect_before.values()), sum(d.ops_by_dialect_after.values())
+        dialects = _dialect_delta(d)
+        t.add_row(Text(stage), str(d.matched), _count(d.added, "green"), _count(d.removed, "red"),
+                  _count(d.moved, "cyan"), _count(d.changed, "yellow"), f"{before} -> {after}", Text(dialects))
+    return t
+
+
+def _dialect_delta(d: StageDiff) -> str:
+    names = list(dict.fromkeys([*d.ops_by_dialect_before, *d.ops_by_dialect_after]))
+    parts = []
+    for n in names[:6]:
+        a, b = d.ops_by_dialect_before.get(n, 0), d.ops_by_dialect_after.get(n, 0)
+        parts.append(f"{n} {a}" if a == b else f"{n} {a}->{b}")
+    return ", ".join(parts)
+
+
+def _count(n: int, style: str) -> Text:
+    return Text(str(n), style=style) if n else Text("0", style="dim")
+
+
+def metadata_table(cmp: Comparison) -> Table | None:
+    """2. metadata and resources that differ."""
+    rows = [d for d in cmp.metadata if d.changed]
+    if not rows:
+        return None
+    t = Table(title=Text("Compile options, constexprs, resources, occupancy"), header_style="bold",
+              title_justify="left")
+    for col in ("", "before", "after", "delta"):
+        t.add_column(col, justify="left" if not col or col == "" else "right")
+    for d in rows:
+        delta = "" if d.delta is None else (f"{d.delta:+g}" + (f" ({d.ratio:.2f}x)" if d.ratio else ""))
+        t.add_row(Text(d.name), Text(_fmt(d.before)), Text(_fmt(d.after)), Text(delta))
+    return t
+
+
+def mix_table(cmp: Comparison) -> Table | None:
+    """3. PTX and SASS instructions by class, where they differ."""
+    rows = [(s, c) for s, m in cmp.instruction_mix.items() for c in m.classes if c.changed]
+    if not rows:
+        return None
+    t = Table(title=Text("Instruction mix"), header_style="bold", title_justify="left")
+    for col in ("stage", "class", "before", "after", "delta"):
+        t.add_column(col, justify="right" if col in ("before", "after", "delta") else "left")
+    for s, c in rows:
+        t.add_row(s, Text(c.name), str(c.before), str(c.after), Text(f"{c.delta:+d}",
+                                                                    style="green" if c.delta < 0 else "red"))
+    return t
+
+
+def pipeline_lines(cmp: Comparison, limit: int = 6) -> list[Text]:
+    """4. passes added, removed, reordered, and passes whose effect changed."""
+    if cmp.passes is None:
+        return []
+    out = []
+    for s in cmp.passes.stages:
+        if s.identical and not s.effect_changed:
+            continue
+        head = Text(f"{s.stage}: {s.passes_before} -> {s.passes_after} passes", style="bold")
+        out.append(head)
+        for label, items, style in (("added", s.added, "green"), ("removed", s.removed, "red"),
+                                    ("reordered", s.reordered, "cyan"), ("effect changed", s.effect_changed,
+                                                                         "yellow")):
+            if items:
+                names = ", ".join(str(getattr(p, "name", p)) for p in items[:limit])
+                more = f" (+{len(items) - limit} more)" if len(items) > limit else ""
+                out.append(Text(f"  {label}: ", style=style) + Text(names + more))
+    return out
+
+
+def lines_table(cmp: Comparison, limit: int = 30) -> Table | None:
+    """5. per-Python-line op counts that changed."""
+    if not cmp.lines:
+        return None
+    stages = [c.name for c in cmp.lines[0].counts]
+    t = Table(title=Text("Python lines whose op counts changed"), header_style="bold", title_justify="left")
+    t.add_column("line", justify="right")
+    t.add_column("source", overflow="ellipsis", no_wrap=True, max_width=48)
+    for s in stages:
+        t.add_column(s, justify="right")
+    for ln in cmp.lines[:limit]:
+        cells = []
+        for c in ln.counts:
+            cells.append(Text(f"{c.before}->{c.after}", style="yellow") if c.changed else Text(str(c.before),
+                                                                                               style="dim"))
+        t.add_row(str(ln.line), Text((ln.text or "").strip()), *cells)
+    if len(cmp.lines) > limit:
+        t.caption = f"{len(cmp.lines) - limit} more lines (--json has all)"
+    return t
+
+
+def aligned_diff(d: StageDiff, limit: int | None = 40) -> list[Text]:
+    """6. the changes of one stage in the new side's order, unchanged runs folded."""
+    out: list[Text] = []
+    if d.note:
+        out.append(Text(d.note, style="yellow"))
+    new_lines = [b for _, b in d.pairs]
+    shown = d.changes if limit is None else d.changes[:limit]
+    prev = 0
+    for c in shown:
+        pos = c.after.line if c.after is not None and c.after.line else None
+        if pos is not None:
+            folded = bisect_left(new_lines, pos) - bisect_left(new_lines, prev)
+            if folded > 0:
+                out.append(Text(f"    ⋯ {folded} unchanged op(s)", style="dim"))
+            prev = pos + 1
+        sym, style = MARK[c.kind]
+        where = f"py {c.python_line}" if c.python_line else ""
+        if c.kind in (CHANGED, MOVED) and c.before is not None and c.after is not None:
+            out.append(Text(f"{sym} ", style=style) + Text(f"{c.before.line:>5} ", style="dim")
+                       + Text(c.before.text, style="red") + Text(f"  {where}", style="dim"))
+            out.append(Text("  ") + Text(f"{c.after.line:>5} ", style="dim") + Text(c.after.text, style="green"))
+        else:
+            ref = c.after if c.after is not None else c.before
+            out.append(Text(f"{sym} ", style=style) + Text(f"{ref.line:>5} ", style="dim")
+                       + Text(ref.text, style=style) + Text(f"  {where}", style="dim"))
+        for det in c.details:
+            out.append(Text("        " + det, style="italic"))
+    if limit is not None and len(d.changes) > limit:
+        out.append(Text(f"    … {len(d.changes) - limit} more change(s): --all shows them, --json has all",
+                        style="dim"))
+    return out
+
+
+def print_comparison(console: Console, cmp: Comparison, *, limit: int | None = 40) -> None:
+    """The whole report for one pair, in the documented order."""
+    console.print(Text("A: ", style="bold") + Text(cmp.a))
+    console.print(Text("B: ", style="bold") + Text(cmp.b))
+    for note in cmp.notes:
+        console.print(Text("note: " + note, style="yellow"))
+    console.print(summary_table(cmp))
+    for part in (metadata_table(cmp), mix_table(cmp)):
+        if part is not None:
+            console.print(part)
+    lines = pipeline_lines(cmp)
+    if lines:
+        console.print(Text("Pass pipeline", style="bold"))
+        for ln in lines:
+            console.print(ln)
+    table = lines_table(cmp)
+    if table is not None:
+        console.print(table)
+    for stage, d in cmp.stages.items():
+        if d.identical:
+            continue
+        console.print(Text(f"── {stage} ", style="bold cyan") + Text(
+            f"{d.added} added, {d.removed} removed, {d.moved} moved, {d.changed} changed", style="dim"))
+        for ln in aligned_diff(d, limit):
+            console.print(ln, soft_wrap=True)
+    if all(d.identical for d in cmp.stages.values()):
+        console.print(Text("The IR is the same up to renaming.", style="green"))

@@ -1,0 +1,143 @@
+"""One comparison, whole: two captures (or two passes, or two IR files) -> a
+:class:`Comparison` holding every section ``irscope diff`` prints, in its order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from irscope.core import Capture, IRFile
+from irscope.core.files import DUMP
+from irscope.errors import IrscopeError
+from irscope.ir import Module
+from irscope.vocab.stages import LOWERING
+
+from .engine import diff_modules
+from .lines import LineDelta, line_deltas, line_note
+from .metadata import COMPILE, CONSTEXPRS, FieldDelta, metadata_delta
+from .mix import MIX_STAGES, MixDelta, capture_mix, mix_delta
+from .model import StageDiff
+from .pipeline import PipelineDelta, pipeline_delta
+
+# A snapshot's kind -> the stage name its diff is reported under (and parsed as).
+_PASS_STAGE = {"mlir": "mlir", "llvm": "llir", "mir": "llir"}
+
+
+@dataclass
+class Comparison:
+    """Everything one ``irscope diff A B`` reports."""
+
+    a: str
+    b: str
+    """How the sides are named."""
+    stages: dict[str, StageDiff]
+    """1. the structural diff per stage (or the one format of two files)."""
+    metadata: list[FieldDelta] = field(default_factory=list)
+    """2. compile options and constexprs, then resources and occupancy."""
+    instruction_mix: dict[str, MixDelta] = field(default_factory=dict)
+    """3. PTX and SASS instructions by class."""
+    passes: PipelineDelta | None = None
+    """4. pass pipeline differences."""
+    lines: list[LineDelta] = field(default_factory=list)
+    """5. per-Python-line op counts that changed."""
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The ``irscope diff --json`` object (docs/cli-json.md)."""
+        compile_ = [d.to_json() for d in self.metadata if d.group in (COMPILE, CONSTEXPRS)]
+        resources = [d.to_json() for d in self.metadata if d.group not in (COMPILE, CONSTEXPRS)]
+        return {"a": self.a, "b": self.b, "stages": {s: d.to_json() for s, d in self.stages.items()},
+                "metadata": compile_, "resources": resources,
+                "instruction_mix": {s: m.to_json() for s, m in self.instruction_mix.items()},
+                "passes": self.passes.to_json() if self.passes is not None else None,
+                "lines": [ln.to_json() for ln in self.lines], "notes": self.notes}
+
+
+def only_line(d: StageDiff, line: int) -> StageDiff:
+    """The part of a stage diff that belongs to Python ``line``."""
+    return replace(d, changes=tuple(c for c in d.changes if c.python_line == line))
+
+
+def compare_captures(a: Capture, b: Capture, *, stages: tuple[str, ...] | None = None,
+                     line: int | None = None, a_label: str = "A", b_label: str = "B") -> Comparison:
+    """Two captures, every section. ``stages`` limits the IR diff (and the line
+    counts) to some stages; ``line`` keeps only what that Python line became."""
+    want = tuple(s for s in (stages or LOWERING) if s in LOWERING)
+    both = [s for s in want if s in a.stages and s in b.stages]
+    out = Comparison(a_label, b_label, {})
+    for s in both:
+        sa, sb = a.stage(s), b.stage(s)
+        if sa.binary or sb.binary:
+            continue
+        d = diff_modules(sa.module, sb.module, s)
+        out.stages[s] = only_line(d, line) if line is not None else d
+    missing = [s for s in want if (s in a.stages) != (s in b.stages)]
+    if missing:
+        out.notes.append(f"only one side has stage(s) {', '.join(missing)}")
+    out.metadata = metadata_delta(a, b)
+    for s in MIX_STAGES:
+        if s in both:
+            ma, mb = capture_mix(a, s), capture_mix(b, s)
+            if ma is not None and mb is not None:
+                out.instruction_mix[s] = mix_delta(ma, mb)
+    if a.row.passes or b.row.passes:
+        out.passes = pipeline_delta(a.passes(), b.passes())
+    out.lines = line_deltas(a, b, tuple(both))
+    if line is not None:
+        out.lines = [ln for ln in out.lines if ln.line == line]
+    note = line_note(a, b)
+    if note:
+        out.notes.append(note)
+    return out
+
+
+def pass_module(capture: Capture, index: int) -> tuple[str, Module]:
+    """(stage name to report it under, parsed module) of pass snapshot ``index``."""
+    p = capture.pass_at(index)
+    return _PASS_STAGE.get(p.kind, "mlir"), p.module
+
+
+def compare_passes(a: Capture, ia: int, b: Capture, ib: int, *, line: int | None = None,
+                   a_label: str = "A", b_label: str = "B") -> Comparison:
+    """Two pass snapshots (of one capture or two)."""
+    sa, ma = pass_module(a, ia)
+    sb, mb = pass_module(b, ib)
+    if sa != sb:
+        raise IrscopeError(f"pass {ia} is {sa} and pass {ib} is {sb}: only one format can be compared")
+    d = diff_modules(ma, mb, sa)
+    return Comparison(a_label, b_label, {sa: only_line(d, line) if line is not None else d})
+
+
+def compare_files(a: IRFile, b: IRFile, *, line: int | None = None) -> Comparison:
+    """Two IR files of one format; one entry in ``stages``, named by the format. Two
+    dump streams compare their last snapshots."""
+    if a.format != b.format:
+        raise IrscopeError(f"{a.path} is {a.format} and {b.path} is {b.format}: give two files of one format "
+                           f"(or name it with --format)")
+    fmt = a.format
+    stage = fmt
+    if fmt == DUMP:
+        kinds = {s.family for s in a.snapshots[-1:] + b.snapshots[-1:]}
+        stage = _PASS_STAGE.get(kinds.pop(), "mlir") if len(kinds) == 1 else "mlir"
+    d = diff_modules(a.module, b.module, stage)
+    d = replace(d, stage=fmt)
+    out = Comparison(a.path, b.path, {fmt: only_line(d, line) if line is not None else d})
+    if fmt == DUMP:
+        out.notes.append("dump streams: their last snapshots are compared (irscope diff --passes steps through one)")
+    return out
+
+
+def step_passes(capture: Capture, stage: str | None = None) -> list[tuple[int, int, StageDiff]]:
+    """Each pass snapshot against the one after it (the IR before and after the
+    pass), like a stepper run as one report: (pass index, next index, diff)."""
+    passes = capture.passes()
+    out = []
+    for p, q in zip(passes, passes[1:]):
+        if stage and p.stage != stage:
+            continue
+        if p.kind != q.kind or p.stage != q.stage:
+            continue  # the result of a stage's last pass is the stage text: not comparable here
+        if not p.changed:
+            continue
+        s = _PASS_STAGE.get(p.kind, "mlir")
+        out.append((p.index, q.index, diff_modules(p.module, q.module, s)))
+    return out
