@@ -24,8 +24,10 @@ VENVS = ROOT / ".venvs"
 
 def irscope(*args, check=False, timeout=600, env=None, cwd=None):
     """Run ``python -m irscope ARGS``; returns the CompletedProcess (text)."""
+    # os.environ, not the C-level environment: a pytest plugin sets COLUMNS there
+    # (os.putenv), which would narrow every table the commands print.
     p = subprocess.run([sys.executable, "-m", "irscope", *map(str, args)], capture_output=True, text=True,
-                       timeout=timeout, env=env, cwd=cwd)
+                       timeout=timeout, env=env if env is not None else dict(os.environ), cwd=cwd)
     if check and p.returncode != 0:
         raise AssertionError(f"irscope {' '.join(map(str, args))} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     return p

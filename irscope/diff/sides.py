@@ -48,6 +48,8 @@ def _split(spec: str) -> tuple[str, str | None, str | None, str | None]:
     rest = spec
     if "#" in rest:
         head, tail = rest.rsplit("#", 1)
+        if head.endswith(":") and tail.isdigit():  # BUNDLE:#3, a capture id as `ls` prints it
+            return head[:-1], "#" + tail, None, None
         if head and not os.path.exists(rest):
             rest, variant = head, tail
     if "@" in rest and not os.path.exists(rest):

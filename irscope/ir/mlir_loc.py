@@ -40,11 +40,17 @@ def _unescape(s: str) -> str:
     if "\\" not in s:
         return s
 
-    def one(m: re.Match) -> str:
+    # MLIR escapes each byte of a non-ASCII character (é is \C3\A9): rebuild the
+    # bytes, then decode them as UTF-8.
+    out = bytearray()
+    pos = 0
+    for m in _ESCAPE_RE.finditer(s):
+        out += s[pos:m.start()].encode("utf-8")
         g = m.group(1)
-        return g if g in ("\\", '"') else chr(int(g, 16))
-
-    return _ESCAPE_RE.sub(one, s)
+        out += g.encode() if g in ("\\", '"') else bytes((int(g, 16),))
+        pos = m.end()
+    out += s[pos:].encode("utf-8")
+    return out.decode("utf-8", "replace")
 
 
 class LocResolver:
