@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from conftest import DATA, SAMPLES, irscope, ls_json
+from irscope.store.bundle import SCHEMA_VERSION
 
 H200 = DATA / "h200_torch_compile.irscope"
 
@@ -41,5 +42,6 @@ def test_adding_to_a_schema_1_bundle_upgrades_it(tmp_path):
     import sqlite3
 
     con = sqlite3.connect(copy)
-    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "2"
+    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert {r[1] for r in con.execute("PRAGMA table_info(captures)")} >= {"shared_static"}
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from rich.table import Table
 from rich.text import Text
@@ -26,26 +27,31 @@ def main(args) -> int:
     raise IrscopeError(f"unknown command {args.command}")
 
 
-def _origins(cap: Capture, as_json: bool) -> int:
+def _origins(cap: Capture, as_json: bool, stage: str | None = None) -> int:
     """``passes --origins``: every op of the final TTIR/TTGIR (and LLVM IR, when LLVM
     passes were captured) with the pass that made it, and every op instance the
-    stage's passes erased (made by, erased by)."""
+    stage's passes erased (made by, erased by); ``stage`` keeps one of them."""
     out = cap.origins()
+    if stage:
+        if stage not in out:
+            raise IrscopeError(f"--origins covers the final {', '.join(out) or 'no stage'} of {cap.title()}, "
+                               f"not {stage!r}" + ("" if "llir" in out else " (llir needs a capture with --llvm-passes)"))
+        out = {stage: out[stage]}
     if as_json:
         print(json.dumps({"kernel": cap.kernel, "variant": cap.variant, "target": cap.target,
                           "stages": {s: o.to_json() for s, o in out.items()}}, indent=2))
         return 0
     console = stdout_console()
     for stage, data in out.items():
-        t = Table(header_style="bold", title=f"{cap.title()}: final {stage}, op by op")
+        t = Table(header_style="bold", title=Text(f"{cap.title()}: final {stage}, op by op"))
         for col in ("line", "op", "made by pass"):
             t.add_column(col)
         for op in data.ops:
             by = op.introduced_by
-            t.add_row(str(op.line), op.text[:110], str(by) if by else Text("(input of the stage)", style="dim"))
+            t.add_row(str(op.line), Text(op.text[:110]), Text(str(by)) if by else Text("(input of the stage)", style="dim"))
         console.print(t)
         if data.erased:
-            console.print(f"erased during {stage} (made by -> erased by):", style="bold")
+            console.print(f"erased during {stage} (made by -> erased by):", style="bold", markup=False)
             for e in data.erased:
                 made = str(e.introduced_by) if e.introduced_by else "input"
                 console.print(f"  {e.count}x {e.name}: {e.form[:90]}  [{made} -> {e.erased_by}]",
@@ -61,7 +67,9 @@ def _passes(cap: Capture, args) -> int:
     if not cap.row.passes:
         raise IrscopeError(f"{cap.title()} has no per-pass snapshots")
     if args.origins:
-        return _origins(cap, args.json)
+        if args.changed:
+            raise IrscopeError("--changed lists passes; it does not apply to --origins")
+        return _origins(cap, args.json, args.stage)
     every = cap.passes()
     stages = dict.fromkeys(p.stage for p in every)
     if args.stage and args.stage not in stages:
@@ -75,7 +83,7 @@ def _passes(cap: Capture, args) -> int:
     if isinstance(stage_seconds, str):
         stage_seconds = json.loads(stage_seconds)
     count = f"{len(shown)} of {len(every)} passes" if len(shown) != len(every) else f"{len(every)} passes"
-    t = Table(header_style="bold", title=f"{cap.title()}: {count}")
+    t = Table(header_style="bold", title=Text(f"{cap.title()}: {count}"))
     for col, just in (("#", "right"), ("stage", "left"), ("pass", "left"), ("argument", "left"),
                       ("changed", "left"), ("+add", "right"), ("-rm", "right"), ("~mod", "right"),
                       ("ops", "right"), ("time", "right"), ("top dialects", "left")):
@@ -94,9 +102,9 @@ def _passes(cap: Capture, args) -> int:
             status = Text("-", style="dim")
         dialects = ", ".join(f"{d} {n}" for d, n in list(c.ops_by_dialect.items())[:4])
         name = ("  ↳ " if c.internal else "") + c.name
-        t.add_row(str(c.index), c.stage, name, c.argument, status,
+        t.add_row(str(c.index), Text(c.stage), Text(name), Text(c.argument or ""), status,
                   _count(c.added, "green", c), _count(c.removed, "red", c), _count(c.modified, "cyan", c),
-                  str(c.ops_after) if c.after_known else "", _ms(p.seconds), dialects)
+                  str(c.ops_after) if c.after_known else "", _ms(p.seconds), Text(dialects))
     console = stdout_console()
     console.print(t)
     for stage in stages:
@@ -106,7 +114,7 @@ def _passes(cap: Capture, args) -> int:
         n_changed = sum(1 for c in of if c.changed)
         secs = stage_seconds.get(stage)
         time_txt = f", {secs:.3f} s for the stage" if isinstance(secs, (int, float)) else ""
-        console.print(f"{stage}: {len(of)} passes, {n_changed} changed the IR{time_txt}", highlight=False)
+        console.print(f"{stage}: {len(of)} passes, {n_changed} changed the IR{time_txt}", highlight=False, markup=False)
     console.print("time: MLIR's and LLVM's pass timing reports (empty where no report names the pass: the "
                   "2nd..nth run of a nested pass, the llir stage's LLVM passes); '?' = the IR on one side of "
                   "the pass was not printed in a comparable form.", style="dim", highlight=False)
@@ -120,9 +128,28 @@ def _count(n: int, style: str, c: PassChange) -> Text:
     return Text(str(n), style=style)
 
 
+SHOW_FIRST = 8
+"""Ops of each stage ``show`` prints without ``--all``."""
+
+
+def _file_lines(cap: Capture) -> int | None:
+    """How many lines the kernel's file has: from the file on disk, else (at least)
+    the stored function's last line; None when neither is known."""
+    try:
+        with open(cap.row.file or "", "rb") as fh:
+            return sum(1 for _ in fh)
+    except OSError:
+        return cap.source.last_line
+
+
 def _show(cap: Capture, args) -> int:
-    if args.line is None or args.line < 1:
+    if args.line is None:
         raise IrscopeError("--line N (a 1-based line of the kernel's file) is required")
+    if args.line < 1:
+        raise IrscopeError(f"--line {args.line}: lines start at 1")
+    last = _file_lines(cap)
+    if last is not None and args.line > last:
+        raise IrscopeError(f"--line {args.line} is out of range: {cap.row.file} has {last} lines")
     found = cap.ops_at_line(args.line, call_sites=args.call_sites, stages=LOWERING)
     stages = {s: [{"line": op.line, "text": op.text.strip(), "name": op.name} for op in ops]
               for s, ops in found.items()}
@@ -134,10 +161,36 @@ def _show(cap: Capture, args) -> int:
         return 0
     console = stdout_console()
     console.print(Text(f"{file}:{args.line}", style="bold") + Text("  " + (source or "(source not available)").strip()))
+    every = getattr(args, "all", False)
+    if not every:  # the summary: one line per stage
+        for stage, ops in stages.items():
+            counts = Counter(op["name"] or "?" for op in ops)
+            breakdown = ", ".join(f"{n} {name}" for name, n in counts.most_common())
+            console.print(Text(f"{stage}: {_ops(len(ops))}", style="bold cyan") + Text(": " + breakdown if ops else ""),
+                          no_wrap=True, overflow="ellipsis", crop=True)
+    cut = False
     for stage, ops in stages.items():
-        console.print(Text(f"{stage}: {len(ops)} op(s)", style="bold cyan"))
-        for op in ops:
-            console.print(Text(f"  {op['line']:>5}  ", style="dim") + Text(op["text"]), soft_wrap=True)
+        shown = ops if every else ops[:SHOW_FIRST]
+        if every:
+            console.print(Text(f"{stage}: {len(ops)} op(s)", style="bold cyan"))
+        elif ops:
+            more = f", the first {len(shown)}" if len(shown) < len(ops) else ""
+            console.print(Text(f"{stage} ({_ops(len(ops))}{more}):", style="bold cyan"))
+        for op in shown:
+            line = Text(f"  {op['line']:>5}  ", style="dim") + Text(op["text"])
+            if every:
+                console.print(line, soft_wrap=True)
+            else:
+                cut = cut or len(line) > console.width
+                console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
+        cut = cut or len(shown) < len(ops)
     if not any(stages.values()):
         console.print("No op of any stage is located at that line.", style="dim")
+    elif cut:
+        console.print("(long lines and long stages are cut: --all prints every op in full, --json too)",
+                      style="dim", highlight=False)
     return 0
+
+
+def _ops(n: int) -> str:
+    return f"{n} op" if n == 1 else f"{n} ops"

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from irscope.cli.diff_render import aligned_diff, print_comparison
 from irscope.cli.render import stdout_console
-from irscope.diff.compare import compare_captures, compare_files, compare_passes, step_passes
+from irscope.diff.compare import change_counts, compare_captures, compare_files, compare_passes, step_passes
 from irscope.diff.matrix import group_by, matrix, pick_sides
 from irscope.diff.pairing import pair_captures, summarise_pair
 from irscope.diff.sides import Side, close_sides, open_side
@@ -97,21 +97,26 @@ def _bundles(args, a: Side, b: Side) -> int:
     """Two whole bundles: kernels paired, one summary row per pair."""
     pairing = pair_captures(a.bundle.captures(), b.bundle.captures())
     rows = [summarise_pair(p) for p in pairing.pairs]
+    stages = tuple(args.stage) or None
+    changes = [change_counts(p.a, p.b, stages) for p in pairing.pairs]
     if args.json:
-        print(json.dumps({"a": a.spec, "b": b.spec, "pairs": [r.to_json() for r in rows],
+        print(json.dumps({"a": a.spec, "b": b.spec,
+                          "pairs": [r.to_json() | {"changes": c} for r, c in zip(rows, changes)],
                           "only_a": [c.to_json() for c in pairing.only_a],
                           "only_b": [c.to_json() for c in pairing.only_b]}, indent=2))
         return 0
     console = stdout_console()
     t = Table(title=Text(f"{a.spec} -> {b.spec}: {len(rows)} pair(s)"), header_style="bold", title_justify="left")
     for col in ("kernel", "variant", "target", "regs", "spills", "shared", "occupancy", "ops ttgir", "ops sass",
-                "differs"):
-        t.add_column(col, justify="left" if col in ("kernel", "variant", "target", "differs") else "right")
-    for r in rows:
-        ops = {c.name: c for c in r.ops}
+                "IR changes", "differs"):
+        t.add_column(col, justify="left" if col in ("kernel", "variant", "target", "differs", "IR changes")
+                     else "right")
+    for r, c in zip(rows, changes):
+        ops = {x.name: x for x in r.ops}
+        ir = ", ".join(f"{s} {n}" for s, n in c.items() if n) or "none"
         t.add_row(Text(r.kernel), Text(r.variant), Text(r.target), _delta(r.registers), _delta(r.spills),
                   _delta(r.shared), _delta(r.occupancy), _count(ops.get("ttgir")), _count(ops.get("sass")),
-                  Text(", ".join(r.differs)))
+                  Text(ir, style="yellow" if ir != "none" else "dim"), Text(", ".join(r.differs)))
     console.print(t)
     for label, caps in (("only in A", pairing.only_a), ("only in B", pairing.only_b)):
         for c in caps:

@@ -90,6 +90,18 @@ def compare_captures(a: Capture, b: Capture, *, stages: tuple[str, ...] | None =
     return out
 
 
+def change_counts(a: Capture, b: Capture, stages: tuple[str, ...] | None = None) -> dict[str, int]:
+    """Per stage both captures hold: how many changes the structural diff finds (the
+    two-bundle summary's headline)."""
+    out = {}
+    for s in stages or LOWERING:
+        if s in a.stages and s in b.stages and s in LOWERING:
+            sa, sb = a.stage(s), b.stage(s)
+            if not (sa.binary or sb.binary):
+                out[s] = len(diff_modules(sa.module, sb.module, s).changes)
+    return out
+
+
 def pass_module(capture: Capture, index: int) -> tuple[str, Module]:
     """(stage name to report it under, parsed module) of pass snapshot ``index``."""
     p = capture.pass_at(index)

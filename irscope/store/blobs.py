@@ -18,7 +18,10 @@ import hashlib
 import lzma
 import sqlite3
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from irscope.errors import IrscopeError
 
 PACK_LIMIT = 16 << 20  # raw bytes per pack: bounds the cost of reading one text
 # LZMA2 at preset 2 with an 8 MiB window: reaches back over several whole
@@ -35,11 +38,13 @@ def text_hash(data: bytes) -> bytes:
 class BlobStore:
     """The ``blobs`` and ``packs`` tables of one SQLite connection."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, where: str = "bundle"):
         self.conn = conn
+        self.where = where
+        """Names the bundle in errors."""
         self._packs: OrderedDict[int, bytes] = OrderedDict()
 
-    def prepare(self, items: list[str | bytes]) -> "PreparedBlobs":
+    def prepare(self, items: Iterable[str | bytes]) -> "PreparedBlobs":
         """Hash and compress ``items`` before the transaction that stores them.
 
         Compression is most of the cost of storing a capture (seconds for an
@@ -47,27 +52,37 @@ class BlobStore:
         while a transaction is open: so it happens here, outside it. Texts the
         bundle already holds are left out; one that another writer stores in the
         meantime is skipped by :meth:`put_prepared`.
+
+        Streams: ``items`` may be an iterator, each item is encoded, hashed and fed
+        to its pack's compressor, then let go, so only one item's bytes and one
+        compressor are held at a time (an ``--llvm-passes`` capture is hundreds of
+        MB of text). The packs are the same bytes as compressing each pack's joined
+        texts at once: same grouping, and LZMA's output does not depend on how its
+        input is fed.
         """
         keys: list[bytes] = []
-        pending: dict[bytes, tuple[bytes, bool]] = {}
+        sizes: list[int] = []
+        seen: set[bytes] = set()
+        packs: list[_Pack] = []
+        pack: _PackWriter | None = None
         for item in items:
             raw = item.encode() if isinstance(item, str) else item
             key = text_hash(raw)
             keys.append(key)
-            if key not in pending and not self.conn.execute("SELECT 1 FROM blobs WHERE hash=?", (key,)).fetchone():
-                pending[key] = (raw, isinstance(item, bytes))
-        packs: list[_Pack] = []
-        group: list[tuple[bytes, bytes, bool]] = []
-        size = 0
-        for key, (raw, binary) in pending.items():
-            if group and size + len(raw) > PACK_LIMIT:
-                packs.append(_Pack.build(group))
-                group, size = [], 0
-            group.append((key, raw, binary))
-            size += len(raw)
-        if group:
-            packs.append(_Pack.build(group))
-        return PreparedBlobs(keys, packs)
+            sizes.append(len(raw))
+            if key in seen or self.conn.execute("SELECT 1 FROM blobs WHERE hash=?", (key,)).fetchone():
+                continue
+            seen.add(key)
+            if pack is not None and pack.size + len(raw) > PACK_LIMIT:
+                packs.append(pack.finish())
+                pack = None
+            if pack is None:
+                pack = _PackWriter()
+            pack.add(key, raw, isinstance(item, bytes))
+            del raw, item
+        if pack is not None:
+            packs.append(pack.finish())
+        return PreparedBlobs(keys, packs, sizes)
 
     def put_prepared(self, prepared: "PreparedBlobs", run_id: int | None = None) -> list[int]:
         """Store what :meth:`prepare` made; the blob ids of its items, in order.
@@ -100,18 +115,35 @@ class BlobStore:
         """The stored text (str) or binary (bytes) of a blob."""
         row = self.conn.execute("SELECT pack, offset, size, binary FROM blobs WHERE id=?", (blob_id,)).fetchone()
         if row is None:
-            raise KeyError(blob_id)
+            raise self._damaged(f"text {blob_id} is missing")
         pack_id, offset, size, binary = row
-        raw = self._pack(pack_id)[offset : offset + size]
+        if not all(isinstance(v, int) for v in row) or offset < 0 or size < 0:
+            raise self._damaged(f"the entry of text {blob_id} is garbled")
+        data = self._pack(pack_id)
+        if offset + size > len(data):
+            raise self._damaged(f"text {blob_id} lies outside its pack {pack_id}")
+        raw = data[offset : offset + size]
         return raw if binary else raw.decode("utf-8", "replace")
+
+    def _damaged(self, what: str) -> IrscopeError:
+        return IrscopeError(f"{self.where}: damaged bundle: {what}")
 
     def _pack(self, pack_id: int) -> bytes:
         data = self._packs.get(pack_id)
         if data is None:
-            codec, blob = self.conn.execute("SELECT codec, data FROM packs WHERE id=?", (pack_id,)).fetchone()
-            if codec != "lzma":
-                raise ValueError(f"unknown pack codec {codec!r}")
-            data = lzma.decompress(blob)
+            row = self.conn.execute("SELECT codec, data, raw_size FROM packs WHERE id=?", (pack_id,)).fetchone()
+            if row is None:
+                raise self._damaged(f"pack {pack_id} is missing")
+            codec, blob, raw_size = row
+            if codec != "lzma" or not isinstance(blob, bytes):
+                raise self._damaged(f"pack {pack_id} has unknown codec {codec!r}" if codec != "lzma"
+                                    else f"pack {pack_id} holds no bytes")
+            try:
+                data = lzma.decompress(blob)
+            except (lzma.LZMAError, EOFError, MemoryError) as exc:
+                raise self._damaged(f"pack {pack_id} does not decompress ({exc})") from None
+            if isinstance(raw_size, int) and len(data) != raw_size:
+                raise self._damaged(f"pack {pack_id} holds {len(data)} bytes, not {raw_size}")
             self._packs[pack_id] = data
             while len(self._packs) > PACKS_CACHED:
                 self._packs.popitem(last=False)
@@ -141,9 +173,35 @@ class _Pack:
         return cls(lzma.compress(raw, filters=LZMA_FILTERS), len(raw), tuple(entries))
 
 
+class _PackWriter:
+    """A pack being compressed as its texts arrive (see :meth:`BlobStore.prepare`)."""
+
+    __slots__ = ("compressor", "chunks", "entries", "size")
+
+    def __init__(self) -> None:
+        self.compressor = lzma.LZMACompressor(filters=LZMA_FILTERS)
+        self.chunks: list[bytes] = []
+        self.entries: list[tuple[bytes, int, int, bool]] = []
+        self.size = 0
+
+    def add(self, key: bytes, raw: bytes, binary: bool) -> None:
+        self.entries.append((key, self.size, len(raw), binary))
+        self.size += len(raw)
+        out = self.compressor.compress(raw)
+        if out:
+            self.chunks.append(out)
+
+    def finish(self) -> _Pack:
+        self.chunks.append(self.compressor.flush())
+        self.compressor = None  # its window and match finder (tens of MB) go now
+        return _Pack(b"".join(self.chunks), self.size, tuple(self.entries))
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedBlobs:
     """Items hashed and compressed, waiting for :meth:`BlobStore.put_prepared`."""
 
     keys: list[bytes]
     packs: list[_Pack]
+    sizes: list[int] = ()
+    """Encoded size of each item, in order."""

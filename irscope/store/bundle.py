@@ -8,11 +8,16 @@ incomplete; SQLite's journal rolls back a half-written kernel on next open.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
 import json
+import lzma
 import os
 import sqlite3
+import tempfile
 import time
+import urllib.parse
 from dataclasses import asdict, dataclass
 
 from irscope.vocab.records import CapturedKernel, RunInfo
@@ -120,6 +125,8 @@ class CaptureRow:
     """Triton's ``metadata.shared``: the dynamic shared memory the launch requests."""
     num_warps: int | None = None
     warp_size: int | None = None
+    error_detail: str | None = None
+    """The failure in full (the compiler's message and traceback); None when it compiled."""
 
     def to_json(self) -> dict:
         """The ``irscope ls --json`` object."""
@@ -159,6 +166,52 @@ def _meta(field: str) -> str:
     return f"CASE WHEN json_valid(c.metadata) THEN json_extract(c.metadata, '$.{field}') END"
 
 
+READ_ERRORS = (sqlite3.DatabaseError, lzma.LZMAError, EOFError, ValueError, TypeError, KeyError, IndexError,
+               AttributeError, OverflowError)
+"""What a damaged bundle can make a read raise: SQLite's "malformed" and decode
+errors, a pack that does not decompress, JSON that does not parse
+(``json.JSONDecodeError`` and ``UnicodeDecodeError`` are ValueErrors), a row whose
+values have the wrong types."""
+
+
+def unreadable(path: str, exc: BaseException) -> IrscopeError:
+    """The one-line error for a read that failed on a damaged (or not quite valid) bundle."""
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return IrscopeError(f"{path}: bundle is locked by another process ({exc})")
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, (KeyError, TypeError, IndexError, AttributeError)):
+        detail = f"{type(exc).__name__}: {detail}"
+    return IrscopeError(f"{path}: damaged bundle ({detail})")
+
+
+def _read(method):
+    """Turn what a damaged bundle makes ``method`` raise into one IrscopeError naming it."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except READ_ERRORS as exc:
+            raise unreadable(self.path, exc) from None
+
+    return wrapper
+
+
+def _check_writable(path: str, exists: bool) -> None:
+    """IrscopeError when ``path`` cannot be written, checked by opening it (os.access
+    says yes to root, and under /proc or a read-only mount)."""
+    try:
+        if exists:
+            with open(path, "r+b"):
+                pass
+        else:  # a probe of its own name: another writer may be creating ``path`` meanwhile
+            with tempfile.TemporaryFile(dir=os.path.dirname(os.path.abspath(path)), prefix=".irscope-probe-"):
+                pass
+    except OSError as exc:
+        where = "" if exists else "no file can be created in its folder: "
+        raise IrscopeError(f"cannot write {path}: {where}{exc.strerror or exc}") from None
+
+
 def _being_created(path: str) -> bool:
     """An empty file: SQLite has created it but no writer has committed a schema yet."""
     try:
@@ -173,7 +226,7 @@ class Bundle:
     def __init__(self, path: str, conn: sqlite3.Connection):
         self.path = path
         self.conn = conn
-        self.blobs = BlobStore(conn)
+        self.blobs = BlobStore(conn, path)
         columns = {row[1] for row in conn.execute("PRAGMA table_info(passes)")}
         self._pass_seconds = "seconds" if "seconds" in columns else "NULL"  # schema v1 had none
         columns = {row[1] for row in conn.execute("PRAGMA table_info(captures)")}
@@ -187,6 +240,9 @@ class Bundle:
         Raises IrscopeError for a file that is not a bundle (it is never touched)
         or a bundle from a newer irscope.
         """
+        if os.path.isdir(path):
+            raise IrscopeError(f"{path} is a directory, not a bundle" if not create
+                               else f"cannot write {path}: it is a directory")
         exists = os.path.exists(path)
         if exists and create and _being_created(path):
             exists = False  # another writer made the file and is writing its schema
@@ -202,22 +258,34 @@ class Bundle:
                 raise IrscopeError(f"cannot write {path}: folder {parent} is not writable")
         elif create and not os.access(path, os.W_OK):
             raise IrscopeError(f"cannot write {path}: file is not writable")
+        if create:
+            _check_writable(path, exists)
+        conn = None
         try:
             # One connection per thread is the caller's rule (the core keeps one per
             # thread); check_same_thread=False only lets close() run from any thread.
-            conn = sqlite3.connect(path if create else f"file:{path}?mode=ro", uri=not create,
-                                   isolation_level=None, check_same_thread=False)
+            # The read-only URI quotes the path: '#', '?' and '%' are legal in file names.
+            conn = sqlite3.connect(path if create else f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro",
+                                   uri=not create, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             if not exists:
                 cls._init_schema(conn)
             version = int(conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
-        except sqlite3.DatabaseError as exc:
-            raise IrscopeError(f"{path}: unreadable bundle ({exc})") from None
-        if version > SCHEMA_VERSION:
-            raise IrscopeError(f"{path}: bundle schema {version} is newer than this irscope reads ({SCHEMA_VERSION})")
-        if version < SCHEMA_VERSION and create:
-            cls._upgrade(conn, version)
-        return cls(path, conn)
+            if version > SCHEMA_VERSION:
+                raise IrscopeError(f"{path}: bundle schema {version} is newer than this irscope reads ({SCHEMA_VERSION})")
+            if version < SCHEMA_VERSION and create:
+                cls._upgrade(conn, version)
+            return cls(path, conn)
+        except BaseException as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, IrscopeError) or not isinstance(exc, READ_ERRORS):
+                raise
+            if create and isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+                raise IrscopeError(f"cannot write {path}: {' '.join(str(exc).split())}") from None
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise IrscopeError(f"{path}: unreadable bundle ({' '.join(str(exc).split())})") from None
+            raise unreadable(path, exc) from None
 
     @staticmethod
     def _upgrade(conn: sqlite3.Connection, version: int) -> None:
@@ -287,8 +355,11 @@ class Bundle:
 
     def add_capture(self, run_id: int, k: CapturedKernel) -> int:
         """Store one captured kernel in a single transaction; returns its id."""
-        items = [p.text for p in k.passes] + list(k.stages.values())
-        prepared = self.blobs.prepare(items)  # compress before taking the write lock
+        # Compress before taking the write lock. The texts are handed over one at a
+        # time (a capture's pass texts may be read from its dump file on access:
+        # capture/ingest.py), so they are never all in memory at once.
+        prepared = self.blobs.prepare(itertools.chain((p.text for p in k.passes), k.stages.values()))
+        sizes = prepared.sizes
         with self._tx():
             source_hash = hashlib.sha256((k.source or "").encode()).hexdigest()[:32]
             self.conn.execute(
@@ -310,7 +381,7 @@ class Bundle:
                  k.versions.get("python"), k.host, json.dumps(k.argv), k.started, k.mode, json.dumps(k.signature),
                  json.dumps(k.constexprs), json.dumps(k.attrs), json.dumps(k.options, default=repr),
                  json.dumps(k.metadata, default=repr), k.compile_seconds, json.dumps(k.stage_seconds), r.registers,
-                 r.spill_stores, r.spill_loads, r.shared, r.local, r.stack, r.source, k.raw_bytes, k.error,
+                 r.spill_stores, r.spill_loads, r.shared, r.local, r.stack, r.source, sum(sizes), k.error,
                  k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes), r.shared_static),
             )
             cid = cur.lastrowid
@@ -318,12 +389,12 @@ class Bundle:
             self.conn.executemany(
                 "INSERT INTO passes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(cid, p.seq, p.stage, p.kind, p.when, p.name, p.argument, p.options, p.anchor, p.anchor_name, key,
-                  len(p.text.encode()), p.seconds) for p, key in zip(k.passes, keys)],
+                  size, p.seconds) for p, key, size in zip(k.passes, keys, sizes)],
             )
+            n = len(k.passes)
             self.conn.executemany(
                 "INSERT INTO stages VALUES (?,?,?,?)",
-                [(cid, stage, key, len(data.encode()) if isinstance(data, str) else len(data))
-                 for (stage, data), key in zip(k.stages.items(), keys[len(k.passes):])],
+                [(cid, stage, key, size) for stage, key, size in zip(k.stages, keys[n:], sizes[n:])],
             )
         return cid
 
@@ -341,6 +412,7 @@ class Bundle:
         return _Transaction(self.conn)
 
     # -- reading -----------------------------------------------------------
+    @_read
     def captures(self, kernel: str | None = None) -> list[CaptureRow]:
         """Every capture, in capture order; optionally only one kernel's."""
         sql = (
@@ -351,7 +423,7 @@ class Bundle:
             " c.registers, c.spill_stores, c.spill_loads, c.shared, c.local, c.stack, c.resource_source,"
             " c.compile_seconds, c.error, c.failed_stage, c.failed_pass, c.notes,"
             f" {self._shared_static}, {_meta('shared')}, {_meta('num_warps')},"
-            f" coalesce({_meta('warp_size')}, {_meta('target.warp_size')})"
+            f" coalesce({_meta('warp_size')}, {_meta('target.warp_size')}), c.error_detail"
             " FROM captures c JOIN kernels k ON k.id=c.kernel_id JOIN runs r ON r.id=c.run_id"
         )
         args: tuple = ()
@@ -368,6 +440,7 @@ class Bundle:
             out.append(CaptureRow(*row))
         return out
 
+    @_read
     def capture_info(self, capture_id: int) -> dict:
         """All columns of one capture, JSON fields decoded."""
         cur = self.conn.execute("SELECT * FROM captures WHERE id=?", (capture_id,))
@@ -380,6 +453,7 @@ class Bundle:
                 info[key] = json.loads(info[key])
         return info
 
+    @_read
     def kernel_source(self, capture_id: int) -> tuple[str | None, int | None]:
         """(source of the ``@triton.jit`` function, line of its ``def``) for a capture."""
         row = self.conn.execute(
@@ -388,6 +462,7 @@ class Bundle:
         ).fetchone()
         return (row[0], row[1]) if row else (None, None)
 
+    @_read
     def runs(self) -> list[dict]:
         """Every run, oldest first, JSON fields decoded."""
         cur = self.conn.execute("SELECT * FROM runs ORDER BY id")
@@ -401,6 +476,7 @@ class Bundle:
             out.append(r)
         return out
 
+    @_read
     def stage_text(self, capture_id: int, stage: str) -> str | bytes:
         """The final text (or binary) of one stage of one capture."""
         row = self.conn.execute("SELECT blob FROM stages WHERE capture_id=? AND stage=?", (capture_id, stage)).fetchone()
@@ -408,6 +484,7 @@ class Bundle:
             raise IrscopeError(f"capture {capture_id} has no stage {stage!r}")
         return self.blobs.get(row[0])
 
+    @_read
     def passes(self, capture_id: int) -> list[PassRow]:
         """The per-pass snapshots of a capture, in order (texts not loaded)."""
         rows = self.conn.execute(
@@ -417,10 +494,12 @@ class Bundle:
         ).fetchall()
         return [PassRow(*r) for r in rows]
 
+    @_read
     def text(self, blob: int) -> str | bytes:
         """A stored text by its blob id."""
         return self.blobs.get(blob)
 
+    @_read
     def stored_bytes(self) -> int:
         """Bytes of compressed blob payloads (what the texts cost on disk)."""
         return self.blobs.stored_bytes()
