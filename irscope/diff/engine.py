@@ -26,7 +26,7 @@ from irscope.link.lines import python_line
 from irscope.vocab.stages import STAGES
 
 from .align import align
-from .keys import EncodingPair, Keys, pair_encodings
+from .keys import EncodingPair, Keys, canonical_name, pair_encodings
 from .model import ADDED, CHANGED, MOVED, REMOVED, Change, OpRef, StageDiff
 
 ALIGNED, RENAMED = "aligned", "renamed"  # pair kinds before operands are checked
@@ -163,11 +163,11 @@ def _pair_gap(gap_a: list[Op], gap_b: list[Op], p: _Pairing) -> list[tuple[Op, O
         return []
     by_name: dict[str, list[Op]] = defaultdict(list)
     for y in gap_b:
-        by_name[y.name].append(y)
+        by_name[canonical_name(y.name)].append(y)
     taken: set[int] = set()
     pairs = []
     for x in gap_a:
-        peers = by_name.get(x.name)
+        peers = by_name.get(canonical_name(x.name))
         if peers:
             y = peers.pop(0)
             taken.add(id(y))
@@ -271,7 +271,7 @@ def _operands_match(x: Op, y: Op, du_a: _DefUses, du_b: _DefUses, vmap: dict[int
 
 def _details(x: Op, y: Op, keys_a: Keys, keys_b: Keys, a: Module, b: Module, ta, tb) -> list[str]:
     out = []
-    if x.name != y.name:
+    if canonical_name(x.name) != canonical_name(y.name):
         out.append(f"op: {x.name} -> {y.name}")
     if keys_a(x) != keys_b(y):
         out.extend(_what_differs(x, y, a, b, keys_a, keys_b))
@@ -291,7 +291,7 @@ def _what_differs(x: Op, y: Op, a: Module, b: Module, keys_a: Keys, keys_b: Keys
         ax, ay = keys_a._key(x.attributes), keys_b._key(y.attributes)
         if ax != ay:
             out.append("attributes: " + _attribute_change(x, y))
-    if not out and x.name == y.name:
+    if not out and canonical_name(x.name) == canonical_name(y.name):
         fx, fy = keys_a(x), keys_b(y)
         out.append(f"text: {fx.strip()} -> {fy.strip()}")
     return out
