@@ -28,7 +28,7 @@ from irscope.diff.mix import (
     ops_per_stage,
 )
 from irscope.diff.pairing import pair_captures, summarise_pair
-from irscope.diff.pipeline import LCS_CELLS, pipeline_delta
+from irscope.diff.pipeline import pipeline_delta
 from irscope.errors import IrscopeError
 
 FIXTURE = DATA / "samples_sm90.irscope"
@@ -243,11 +243,9 @@ def test_pipeline_pairs_by_argument_across_renames():
     assert s.same_pipeline and s.renamed == (("CSE", "CSEPass"), ("Canonicalizer", "CanonicalizerPass"))
 
 
-def test_pipeline_past_the_cap_pairs_by_occurrence():
-    n = int(LCS_CELLS ** 0.5) + 10
-    names = [f"P{i % 7}" for i in range(n)]
+def test_long_pipelines_align_and_report_the_move():
+    names = [f"P{i % 7}" for i in range(600)]  # 600 x 600 would be 360,000 LCS cells
     s = pipeline_delta(_fake_passes(names + ["Q"]), _fake_passes(["Q"] + names)).stage("ttgir")
-    assert s.note and "occurrence" in s.note
     assert not s.added and not s.removed and [p.name for p in s.reordered] == ["Q"]
 
 

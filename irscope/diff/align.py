@@ -2,8 +2,9 @@
 
 Patience alignment: keys that occur once on each side anchor the alignment (the
 longest increasing run of them), and the gaps between anchors are aligned the
-same way, recursively. A gap with no unique key pairs equal keys by occurrence
-and keeps the longest increasing run of those pairs. Every level costs
+same way, recursively. Equal keys paired by occurrence, keeping the longest
+increasing run of those pairs, is the other candidate at every level (and the
+only one in a gap with no unique key); the one that pairs more wins. Every level costs
 O(n log n) and the depth is capped, so the whole is never quadratic; difflib and
 Myers' algorithm are, on the long runs of identical instructions LLVM IR and
 SASS are made of.
@@ -61,15 +62,20 @@ def _align(a, b, alo: int, ahi: int, blo: int, bhi: int, out: list, depth: int) 
         tail.append((ahi, bhi))
     if alo < ahi and blo < bhi:
         anchors = _unique_anchors(a, b, alo, ahi, blo, bhi) if depth < MAX_DEPTH else []
+        by_occurrence = _by_occurrence(a, b, alo, ahi, blo, bhi)
         if anchors:
+            # A unique key that moved far (a pass hoisted to the front) would anchor the
+            # rest out of order: keep whichever of the two alignments pairs more.
+            sub: list = []
             pa, pb = alo, blo
             for i, j in anchors:
-                _align(a, b, pa, i, pb, j, out, depth + 1)
-                out.append((i, j))
+                _align(a, b, pa, i, pb, j, sub, depth + 1)
+                sub.append((i, j))
                 pa, pb = i + 1, j + 1
-            _align(a, b, pa, ahi, pb, bhi, out, depth + 1)
+            _align(a, b, pa, ahi, pb, bhi, sub, depth + 1)
+            out.extend(sub if len(sub) >= len(by_occurrence) else by_occurrence)
         else:
-            out.extend(_by_occurrence(a, b, alo, ahi, blo, bhi))
+            out.extend(by_occurrence)
     out.extend(reversed(tail))
 
 

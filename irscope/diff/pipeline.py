@@ -8,29 +8,25 @@ steps). Not by class name: that is not stable across Triton versions (MLIR's
 ``Canonicalizer`` and ``CSE`` became ``CanonicalizerPass`` and ``CSEPass`` between
 Triton 3.6 and 3.9, same arguments); a paired pass whose name changed is listed in
 ``renamed``. The two key sequences are
-aligned by a longest common subsequence: runs in it pair in order (with equal
-pipelines, the i-th Canonicalizer of ttgir pairs with the i-th). Of the runs left
-over, those of a key both sides still have pair by occurrence order: they are the
-*reordered* ones; the rest were added or removed. Aligning first, rather than
-pairing every key by occurrence, matters when a run is inserted: with
-``[C, C, R, C]`` against ``[C, R, C]`` occurrence pairing would call the second C
-moved past R and the last one removed, where the alignment says one C went.
-
-The LCS is exact dynamic programming on the part between the common prefix and
-suffix (pipelines mostly agree, so that part is short), up to :data:`LCS_CELLS`
-cells. Past that (``--llvm-passes`` lists with very different middles) every run
-pairs by occurrence and the order is checked by a longest increasing subsequence,
-O(n log n), and the stage's ``note`` says so.
+aligned (:mod:`irscope.diff.align`, the patience alignment the op diff uses: never
+quadratic): runs in it pair in order (with equal pipelines, the i-th Canonicalizer
+of ttgir pairs with the i-th). Of the runs left over, those of a key both sides
+still have pair by occurrence order: they are the *reordered* ones; the rest were
+added or removed. Aligning first, rather than pairing every key by occurrence,
+matters when a run is inserted: with ``[C, C, R, C]`` against ``[C, R, C]``
+occurrence pairing would call the second C moved past R and the last one removed,
+where the alignment says one C went.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from irscope.core.passes import Pass
 from irscope.vocab.stages import stage_rank
+
+from .align import align
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,9 +161,6 @@ class PipelineDelta:
         return {"identical": self.identical, "stages": [s.to_json() for s in self.stages]}
 
 
-LCS_CELLS = 250_000
-"""The most DP cells (middle of A x middle of B) an exact alignment may take."""
-
 _Run = tuple[tuple[str, int], Pass]  # ((key, occurrence), pass)
 
 
@@ -189,75 +182,14 @@ def _occurrences(passes: Sequence[Pass]) -> dict[str, list[_Run]]:
     return out
 
 
-def _increasing_run(values: Sequence[int]) -> set[int]:
-    """Positions (into ``values``) of one longest strictly increasing subsequence:
-    patience sorting, O(n log n)."""
-    tails: list[int] = []       # smallest tail value of an increasing run of each length
-    tail_pos: list[int] = []    # position of that tail
-    prev = [-1] * len(values)
-    for i, v in enumerate(values):
-        j = bisect_left(tails, v)
-        if j == len(tails):
-            tails.append(v)
-            tail_pos.append(i)
-        else:
-            tails[j] = v
-            tail_pos[j] = i
-        prev[i] = tail_pos[j - 1] if j else -1
-    keep: set[int] = set()
-    i = tail_pos[-1] if tail_pos else -1
-    while i >= 0:
-        keep.add(i)
-        i = prev[i]
-    return keep
-
-
-def _lcs(a: Sequence, b: Sequence) -> list[tuple[int, int]]:
-    """Index pairs of one longest common subsequence of ``a`` and ``b`` (exact DP)."""
-    n, m = len(a), len(b)
-    # lengths[i][j]: LCS of a[i:] and b[j:], built from the end so the walk runs forward.
-    lengths = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        row, below = lengths[i], lengths[i + 1]
-        ai = a[i]
-        for j in range(m - 1, -1, -1):
-            row[j] = below[j + 1] + 1 if ai == b[j] else max(below[j], row[j + 1])
-    out, i, j = [], 0, 0
-    while i < n and j < m:
-        if a[i] == b[j]:
-            out.append((i, j))
-            i += 1
-            j += 1
-        elif lengths[i + 1][j] >= lengths[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    return out
-
-
-def _align(a: list[_Run], b: list[_Run]) -> tuple[list[tuple[int, int]], set[int], str | None]:
-    """Pairs of positions (a, b) of runs both sides have; the positions (into the
-    pairs) that are in the common order; a note when the exact alignment was capped."""
+def _align(a: list[_Run], b: list[_Run]) -> tuple[list[tuple[int, int]], set[int]]:
+    """Pairs of positions (a, b) of runs both sides have, and the positions (into the
+    pairs) that are in the common order."""
     ka = [key[0] for key, _ in a]
     kb = [key[0] for key, _ in b]
-    pre = 0
-    while pre < min(len(ka), len(kb)) and ka[pre] == kb[pre]:
-        pre += 1
-    suf = 0
-    while suf < min(len(ka), len(kb)) - pre and ka[-1 - suf] == kb[-1 - suf]:
-        suf += 1
-    mid_a, mid_b = ka[pre:len(ka) - suf], kb[pre:len(kb) - suf]
-    if len(mid_a) * len(mid_b) > LCS_CELLS:
-        # Too long to align exactly: the i-th run of a key pairs with the i-th, and the
-        # longest increasing run of B positions is the common order.
-        pos_b = {key: j for j, (key, _) in enumerate(b)}
-        pairs = [(i, pos_b[key]) for i, (key, _) in enumerate(a) if key in pos_b]
-        note = (f"{len(mid_a)} x {len(mid_b)} differing passes: paired by occurrence, not aligned "
-                f"(exact alignment is capped at {LCS_CELLS} cells)")
-        return pairs, _increasing_run([j for _, j in pairs]), note
-    common = [(k, k) for k in range(pre)]
-    common += [(pre + i, pre + j) for i, j in _lcs(mid_a, mid_b)]
-    common += [(len(ka) - suf + k, len(kb) - suf + k) for k in range(suf)]
+    # Patience alignment (irscope.diff.align, as for ops): never quadratic, and runs
+    # inserted or removed leave the rest of the pipeline paired in order.
+    common = align(ka, kb)
     used_a = {i for i, _ in common}
     used_b = {j for _, j in common}
     # Left-over runs of a key both sides have pair in occurrence order: moved runs.
@@ -271,11 +203,12 @@ def _align(a: list[_Run], b: list[_Run]) -> tuple[list[tuple[int, int]], set[int
             moved.append((i, waiting[k].pop(0)))
     pairs = sorted(common + moved)
     in_order = {n for n, p in enumerate(pairs) if p[0] in used_a}
-    return pairs, in_order, None
+    return pairs, in_order
 
 
 def _stage_delta(stage: str, a: list[_Run], b: list[_Run]) -> StagePipelineDelta:
-    pairs, in_order, note = _align(a, b)
+    pairs, in_order = _align(a, b)
+    note = None
     reordered, effects = [], []
     renamed: dict[tuple[str, str], None] = {}
     for n, (i, j) in enumerate(pairs):
