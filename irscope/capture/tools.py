@@ -88,11 +88,17 @@ def resources_from_binary(tools_dir: str | None, cubin: bytes, ptx: str | None, 
                 res.notes.append("cuobjdump -res-usage gave nothing: " + err.strip()[:200])
         else:
             res.notes.append("cuobjdump not found")
-        ptxas = _tool(tools_dir, "ptxas-blackwell" if arch >= 100 else "ptxas")
-        if ptxas and ptx:
+        # Which ptxas Triton runs depends on its version (3.9 uses ptxas-blackwell from
+        # sm_90 on, 3.6 from sm_100): try the usual one first, the other when it
+        # refuses the PTX (an unsupported .version).
+        names = ("ptxas-blackwell", "ptxas") if arch >= 100 else ("ptxas", "ptxas-blackwell")
+        tools = [t for t in (_tool(tools_dir, n) for n in names) if t]
+        failure = ""
+        if tools and ptx:
             ptxpath = os.path.join(tmp, "k.ptx")
             with open(ptxpath, "w") as f:
                 f.write(ptx)
+        for ptxas in tools if ptx else ():
             # The same flags Triton's make_cubin uses, so the counts are the real ones.
             gpu = "sm_%da" % arch if arch >= 90 else "sm_%d" % arch
             cmd = [ptxas, "-lineinfo", "-v", "--gpu-name=%s" % gpu, ptxpath, "-o", os.path.join(tmp, "k.o")]
@@ -107,8 +113,13 @@ def resources_from_binary(tools_dir: str | None, cubin: bytes, ptx: str | None, 
                 if res.stack is None:
                     res.stack = log["stack"]
                 res.source = "cuobjdump+ptxas"
-            if res.registers is None and "reg" in log:
-                res.registers = log["reg"]
+                if res.registers is None and "reg" in log:
+                    res.registers = log["reg"]
+                break
+            failure = (err.strip().splitlines() or ["no output"])[0][:200]
+        else:
+            if ptx and tools:
+                res.notes.append(f"no spill counts: ptxas -v failed ({failure})")
     return res
 
 
