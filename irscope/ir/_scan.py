@@ -138,3 +138,24 @@ def odd_quotes(s: str) -> bool:
     if n and "\\" in s:
         n -= s.count('\\"') - s.count('\\\\"')
     return n % 2 == 1
+
+
+# MLIR string escapes: \22 (a hex byte), \\, \", \n, \t.
+_ESCAPE_RE = re.compile(r"\\([0-9a-fA-F]{2}|.)", re.S)
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+
+
+def unescape(body: str) -> str:
+    """An MLIR string body with its escapes decoded. MLIR escapes each byte of a
+    non-ASCII character (é is \\C3\\A9): the bytes are rebuilt, then read as UTF-8."""
+    if "\\" not in body:
+        return body
+    out = bytearray()
+    last = 0
+    for m in _ESCAPE_RE.finditer(body):
+        out += body[last:m.start()].encode()
+        e = m.group(1)
+        out += bytes([int(e, 16)]) if len(e) == 2 else _ESCAPES.get(e, e).encode()
+        last = m.end()
+    out += body[last:].encode()
+    return out.decode("utf-8", errors="replace")

@@ -21,7 +21,7 @@ from typing import Any, Union
 
 from irscope import robust
 
-from ._scan import matching, split_top, top_level
+from ._scan import unescape, matching, split_top, top_level
 from .types import OpaqueType, ScalarType, TensorType, Type, VectorType, parse_type
 
 __all__ = [
@@ -161,25 +161,6 @@ _INT_RE = re.compile(r"[-+]?\d+")
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT_RE = re.compile(r"[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|inf|nan)")
 _KEY_RE = re.compile(r"[A-Za-z_][\w$.\-]*")
-_ESCAPE_RE = re.compile(r"\\([0-9a-fA-F]{2}|.)", re.S)
-_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
-
-
-def _unescape(body: str) -> str:
-    """An MLIR string body with ``\\XX`` (hex byte), ``\\\\``, ``\\"``, ``\\n`` decoded."""
-    if "\\" not in body:
-        return body
-    out = bytearray()
-    last = 0
-    for m in _ESCAPE_RE.finditer(body):
-        out += body[last:m.start()].encode()
-        e = m.group(1)
-        out += bytes([int(e, 16)]) if len(e) == 2 else _ESCAPES.get(e, e).encode()
-        last = m.end()
-    out += body[last:].encode()
-    return out.decode("utf-8", errors="replace")
-
-
 def _string_end(s: str, i: int) -> int:
     """Index after the string literal opening at ``s[i] == '"'``; -1 if unclosed."""
     j = i + 1
@@ -287,7 +268,7 @@ def _value_raw(t: str, depth: int) -> AttrValue:
         return UnitAttr(t)
     if c == '"':
         if _string_end(v, 0) == len(v):
-            return StringAttr(_unescape(v[1:-1]), ty, t)
+            return StringAttr(unescape(v[1:-1]), ty, t)
         return RawAttr(t)
     if c.isdigit() or c in "-+" or v in ("inf", "nan"):
         try:
@@ -351,7 +332,7 @@ def _entries(inner: str, depth: int) -> tuple[tuple[str, AttrValue], ...]:
             if end < 0:
                 out.append((entry, RawAttr(entry)))
                 continue
-            key, rest = _unescape(entry[1:end - 1]), entry[end:].strip()
+            key, rest = unescape(entry[1:end - 1]), entry[end:].strip()
         else:
             m = _KEY_RE.match(entry)
             if not m:

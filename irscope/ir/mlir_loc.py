@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ._scan import unescape
 from .model import UNKNOWN_LOCATION, Frame, Location
 
 # Deeper nesting than this is garbled input, not Triton output.
@@ -32,27 +33,6 @@ _ALIAS_RE = re.compile(_ALIAS)
 _PLAIN_FILE_RE = re.compile(r'"([^"\\]*)":(\d+):(\d+)')
 _NAMED_ALIAS_RE = re.compile(rf'"([^"\\]*)"\(({_ALIAS})\)')
 _CALLSITE_ALIASES_RE = re.compile(rf"callsite\(({_ALIAS}) at ({_ALIAS})\)")
-# \22 (MLIR escapes bytes as two hex digits)
-_ESCAPE_RE = re.compile(r"\\([0-9a-fA-F]{2}|\\|\")")
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-
-    # MLIR escapes each byte of a non-ASCII character (é is \C3\A9): rebuild the
-    # bytes, then decode them as UTF-8.
-    out = bytearray()
-    pos = 0
-    for m in _ESCAPE_RE.finditer(s):
-        out += s[pos:m.start()].encode("utf-8")
-        g = m.group(1)
-        out += g.encode() if g in ("\\", '"') else bytes((int(g, 16),))
-        pos = m.end()
-    out += s[pos:].encode("utf-8")
-    return out.decode("utf-8", "replace")
-
-
 class LocResolver:
     """Resolves location texts (the inside of ``loc(...)``) for one module.
 
@@ -146,7 +126,7 @@ class LocResolver:
             m = _STR_RE.match(s, i)
             if not m:
                 raise ValueError("bad string")
-            name = _unescape(m.group(1))
+            name = unescape(m.group(1))
             i = m.end()
             if i < len(s) and s[i] == "(":
                 child, i = self._parse(s, i + 1, depth + 1)
@@ -198,7 +178,7 @@ class LocResolver:
 
 def _file_location(m: re.Match) -> Location:
     """The location of a ``"path":line:col`` match (groups 1-3)."""
-    return Location((Frame(_unescape(m.group(1)), int(m.group(2)), int(m.group(3))),), "file")
+    return Location((Frame(unescape(m.group(1)), int(m.group(2)), int(m.group(3))),), "file")
 
 
 def _named(name: str, child: Location) -> Location:
