@@ -73,6 +73,9 @@ def main():
     b = torch.randn((K, N), device=DEVICE, dtype=torch.float16)
     c_triton = matmul(a, b)
 
+    if os.environ.get("IRSCOPE_COMPILE_ONLY"):  # irscope run with no GPU: tensors hold no values
+        print("block_ptr_matmul: compile-only, numeric check skipped")
+        return
     # Numeric check (all kernel launches are done). Reference accumulates in fp32 like the kernel.
     c_torch = torch.matmul(a.float(), b.float()).to(torch.float16)
     torch.testing.assert_close(c_triton, c_torch, atol=1e-2, rtol=1e-2)

@@ -149,6 +149,9 @@ def main():
     sm_scale = 0.5
     results = {causal: attention(q, k, v, causal, sm_scale) for causal in (False, True)}
 
+    if os.environ.get("IRSCOPE_COMPILE_ONLY"):  # irscope run with no GPU: tensors hold no values
+        print("flash_attention: compile-only, numeric check skipped")
+        return
     # Numeric check (all kernel launches are done).
     err = 0.0
     for causal, (o, lse2) in results.items():

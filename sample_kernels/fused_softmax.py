@@ -52,6 +52,9 @@ def main():
     x = torch.randn(n_rows, n_cols, device=DEVICE, dtype=torch.float32)
     y_triton = softmax(x)
 
+    if os.environ.get("IRSCOPE_COMPILE_ONLY"):  # irscope run with no GPU: tensors hold no values
+        print("fused_softmax: compile-only, numeric check skipped")
+        return
     # Numeric check (all kernel launches are done).
     y_torch = torch.softmax(x, dim=1)
     torch.testing.assert_close(y_triton, y_torch, atol=1e-6, rtol=1e-5)

@@ -45,6 +45,9 @@ def main():
     x = torch.rand((n_elements, ), device=DEVICE, dtype=torch.float32)
     hist = histogram(x, num_bins, 0.0, 1.0)
 
+    if os.environ.get("IRSCOPE_COMPILE_ONLY"):  # irscope run with no GPU: tensors hold no values
+        print("histogram_atomic: compile-only, numeric check skipped")
+        return
     # Numeric check (all kernel launches are done). Counts are exact.
     ref = torch.histc(x, bins=num_bins, min=0.0, max=1.0)
     torch.testing.assert_close(hist.to(torch.float32), ref, atol=0, rtol=0)

@@ -67,6 +67,9 @@ def main():
     bias = torch.randn((N, ), dtype=torch.float16, device=DEVICE)
     out, row_sum = bias_gelu_rowsum(x, bias)
 
+    if os.environ.get("IRSCOPE_COMPILE_ONLY"):  # irscope run with no GPU: tensors hold no values
+        print("jit_helper_call: compile-only, numeric check skipped")
+        return
     # Numeric check (all kernel launches are done).
     y_ref = torch.nn.functional.gelu(x.float() + bias.float(), approximate="tanh")
     torch.testing.assert_close(out, y_ref.to(torch.float16), atol=1e-2, rtol=1e-2)

@@ -88,6 +88,9 @@ def main():
     bias = torch.rand((N, ), dtype=dtype, device=DEVICE)
     y_triton, mean, rstd = layer_norm(x, weight, bias, eps)
 
+    if os.environ.get("IRSCOPE_COMPILE_ONLY"):  # irscope run with no GPU: tensors hold no values
+        print("layer_norm: compile-only, numeric check skipped")
+        return
     # Numeric check (all kernel launches are done).
     y_torch = torch.nn.functional.layer_norm(x.float(), (N, ), weight.float(), bias.float(), eps).to(dtype)
     x32 = x.float()

@@ -40,6 +40,9 @@ def main():
     y = torch.rand(size, device=DEVICE)
     output_triton = add(x, y)
 
+    if os.environ.get("IRSCOPE_COMPILE_ONLY"):  # irscope run with no GPU: tensors hold no values
+        print("vector_add: compile-only, numeric check skipped")
+        return
     # Numeric check (all kernel launches are done).
     output_torch = x + y
     torch.testing.assert_close(output_triton, output_torch, atol=0, rtol=0)

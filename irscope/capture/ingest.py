@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from irscope.vocab.passdump import split_pass_dump
 from irscope.vocab.stages import BINARY_STAGES, EXACT_STAGES
@@ -40,13 +41,57 @@ def _short(value) -> str:
     return text if len(text) <= 24 else text[:21] + "..."
 
 
-def _error_summary(error: dict) -> str:
-    """One line for a compile error: type and the most telling line."""
+def _error_summary(error: dict, meta: dict | None = None) -> str:
+    """One line for a compile error: type, where (frontend errors), the most telling line."""
     message = error.get("message") or ""
-    # CompilationError puts the source snippet first and the reason last.
-    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip() and not set(ln.strip()) <= {"^", " "}]
-    reason = lines[-1] if lines else ""
-    return f"{error.get('type', 'Error')}: {reason[:300]}"
+    etype = error.get("type", "Error")
+    frontend = _FRONTEND_AT.match(message.lstrip())
+    if frontend or error.get("where"):
+        # CompilationError puts the source snippet first and the reason last.
+        lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip() and not set(ln.strip()) <= {"^", " ", "~"}]
+        reason = lines[-1] if lines else ""
+        where = _frontend_where(error, frontend, meta or {})
+        return f"{etype} at {where}: {reason[:300]}" if where else f"{etype}: {reason[:300]}"
+    return f"{etype}: {meaningful_line(message)[:300]}"
+
+
+_FRONTEND_AT = re.compile(r"at (\d+):(\d+):")
+# Lines that come with a failure but say nothing about it.
+_NOISE = ("repro command", "`ptxas` stderr", "ptxas fatal", "ptxas info", "failure value returned",
+          "unreachable executed", "stack dump", "please submit", "please share", "program arguments",
+          "internal triton ptx codegen error", "ptxas error: internal triton", "0.\t", "1.\t", "2.\t")
+_TOOL_ERROR = re.compile(r"^(?:ptxas\S*)?\s*(?P<file>\S+), line (?P<line>\d+); (?:fatal )?error\s*:\s*(?P<msg>.+)$")
+_DIAGNOSTIC = re.compile(r"(?:^|\s)(?:LLVM ERROR|error|fatal error)\s*:\s*(?P<msg>\S.*)$", re.IGNORECASE)
+
+
+def meaningful_line(text: str) -> str:
+    """The line of a failure's text that says what went wrong: a tool's own
+    diagnostic (``ptxas ..., line 39; error : Not a name of any known
+    instruction: 'bogus'``), an ``LLVM ERROR:``/``error:`` line, else the last
+    line that is not boilerplate (``Repro command: ...``, stack dumps)."""
+    lines = [ln.strip() for ln in (text or "").splitlines()]
+    lines = [ln for ln in lines if ln and set(ln) - {"^", "~", " ", "=", "-"}]
+    for ln in lines:
+        m = _TOOL_ERROR.match(ln)
+        if m:
+            return f"PTX line {m['line']}: {m['msg'].strip()}" if m["file"].endswith(".ptx") else m["msg"].strip()
+    for ln in lines:
+        m = _DIAGNOSTIC.search(ln)
+        if m and not ln.lower().startswith(_NOISE):
+            return ln if len(ln) <= 300 else m["msg"]
+    useful = [ln for ln in lines if not ln.lower().startswith(_NOISE) and not re.match(r"#\d+ 0x", ln)]
+    return useful[-1] if useful else (lines[-1] if lines else "")
+
+
+def _frontend_where(error: dict, at: re.Match | None, meta: dict) -> str:
+    """``kernel.py:14`` for a frontend error; Triton's ``at 2:38`` counts lines from
+    the compiled function's ``def``."""
+    where = error.get("where") or {}
+    if where.get("file") and where.get("line"):
+        return f"{os.path.basename(where['file'])}:{where['line']}"
+    if at and meta.get("file") and meta.get("first_line"):
+        return f"{os.path.basename(meta['file'])}:{int(meta['first_line']) + int(at.group(1)) - 1}"
+    return ""
 
 
 def _pass_record(seq: int, stage: str, snap) -> PassRecord:
@@ -55,8 +100,171 @@ def _pass_record(seq: int, stage: str, snap) -> PassRecord:
     anchor, anchor_name = snap.anchor_op, snap.anchor_name
     if snap.family != "mlir":
         anchor, anchor_name = ("module", "") if anchor_name in ("[module]", "") else ("function", anchor_name)
+    if isinstance(snap, _DumpSnapshot):
+        rec = _DumpPassRecord(seq, stage, snap.family, snap.kind, snap.pass_name, snap.argument, snap.options,
+                              anchor, anchor_name, "")
+        rec._dump, rec._spans = snap.dump, snap.byte_spans
+        return rec
     return PassRecord(seq, stage, snap.family, snap.kind, snap.pass_name, snap.argument, snap.options, anchor,
                       anchor_name, snap.text)
+
+
+# -- the dump, read a piece at a time ------------------------------------------
+# An --llvm-passes compile dumps 100+ MB. Holding it, its decoded text and every
+# snapshot's copy at once is what made the parent of `irscope run` peak at
+# 600 MB; so the dump is split a piece at a time and a snapshot's text is read
+# back from the file when the bundle writer asks for it (docs/benchmarks.md).
+
+PIECE_BYTES = 8 << 20
+"""About how much of a dump is decoded and split at once (more when one snapshot is larger)."""
+
+
+class _DumpFile:
+    """A record's dump.txt, open while any of its pass records lives: an open
+    descriptor goes on reading after the spool record is deleted."""
+
+    __slots__ = ("fd", "size")
+
+    def __init__(self, path: str):
+        self.fd, self.size = -1, 0
+        try:
+            self.fd = os.open(path, os.O_RDONLY)
+            self.size = os.fstat(self.fd).st_size
+        except OSError:
+            pass
+
+    def read(self, start: int, end: int) -> bytes:
+        start, end = max(0, start), min(end, self.size)
+        chunks = []
+        while start < end:
+            data = os.pread(self.fd, end - start, start)
+            if not data:
+                break
+            chunks.append(data)
+            start += len(data)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def text(self, spans: tuple[tuple[int, int], ...]) -> str:
+        return b"".join(self.read(s, e) for s, e in spans).decode("utf-8", "replace")
+
+    def __del__(self):
+        if self.fd >= 0:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = -1
+
+
+class _DumpPassRecord(PassRecord):
+    """A PassRecord whose text is read from the dump file on each access (the bundle
+    writer reads it once); assigning ``text`` makes it an ordinary one."""
+
+    __slots__ = ("_dump", "_spans")
+
+    @property
+    def text(self) -> str:
+        if self._dump is None:
+            return PassRecord.text.__get__(self)
+        return self._dump.text(self._spans)
+
+    @text.setter
+    def text(self, value: str) -> None:
+        PassRecord.text.__set__(self, value)
+        self._dump = None
+
+
+class _DumpSnapshot:
+    """A PassSnapshot whose body is byte ranges of the dump file."""
+
+    __slots__ = ("snap", "dump", "byte_spans")
+
+    def __init__(self, snap, dump: _DumpFile, byte_spans: tuple[tuple[int, int], ...]):
+        self.snap, self.dump, self.byte_spans = snap, dump, byte_spans
+
+    def __getattr__(self, name):
+        return getattr(self.snap, name)
+
+
+def _is_header_line(line: str) -> bool:
+    """Whether split_pass_dump takes this line for a snapshot header: it judges a
+    header by its own line alone, so a stream cut just before one splits as the
+    whole stream does."""
+    return len(split_pass_dump(line)) == 1
+
+
+def _last_cut(data: bytes) -> int:
+    """Offset (> 0) of the last complete header line that starts a line of ``data``; -1 if none."""
+    hi = len(data)
+    while True:
+        hit = data.rfind(b"IR Dump ", 0, hi)
+        if hit < 0:
+            return -1
+        ls = data.rfind(b"\n", 0, hit) + 1
+        le = data.find(b"\n", hit)
+        if ls == 0:
+            return -1
+        if le >= 0 and _is_header_line(data[ls:le + 1].decode("utf-8", "replace")):
+            return ls
+        hi = ls
+
+
+def _byte_spans(text: str, base: int, spans_of) -> list[tuple[tuple[int, int], ...]]:
+    """Character spans of ``text`` (valid UTF-8 at ``base`` in the file) as file byte ranges."""
+    if text.isascii():
+        return [tuple((base + s, base + e) for s, e in spans) for spans in spans_of]
+    where, pos, at = {}, 0, base
+    for b in sorted({b for spans in spans_of for span in spans for b in span}):
+        at += len(text[pos:b].encode("utf-8"))
+        where[b], pos = at, b
+    return [tuple((where[s], where[e]) for s, e in spans) for spans in spans_of]
+
+
+def _split_dump(dump: _DumpFile, start: int, end: int) -> tuple[list, list[tuple[int, str]]]:
+    """``split_pass_dump`` of ``dump[start:end]``: (snapshots, other lines).
+
+    The range is decoded and split a piece of about PIECE_BYTES at a time, each
+    cut just before a snapshot header, so only a piece is in memory; each
+    snapshot comes back as a _DumpSnapshot that reads its text from the file.
+    A piece that is not valid UTF-8 keeps its decoded text instead (its
+    snapshots slice that, as split_pass_dump's own do).
+    """
+    end = min(end, dump.size)
+    snaps: list = []
+    other: list[tuple[int, str]] = []
+    pos = start
+    while pos < end:
+        data = dump.read(pos, min(end, pos + PIECE_BYTES))
+        cut = len(data)
+        while pos + len(data) < end:
+            cut = _last_cut(data)
+            if cut > 0:
+                break
+            more = dump.read(pos + len(data), min(end, pos + 2 * len(data)))  # one snapshot larger than a piece
+            cut = len(data) + len(more)
+            if not more:  # the file ended early
+                break
+            data += more
+        if not data:
+            break
+        piece = data[:cut]
+        del data
+        try:
+            text, exact = piece.decode("utf-8"), True
+        except UnicodeDecodeError:
+            text, exact = piece.decode("utf-8", "replace"), False
+        del piece
+        dumped = split_pass_dump(text)
+        other.extend(dumped.other)
+        if exact:
+            spans = _byte_spans(text, pos, [s.spans for s in dumped])
+            for s, b in zip(dumped, spans):
+                s.stream = ""  # let the piece go: the text is read back from the file
+                snaps.append(_DumpSnapshot(s, dump, b))
+        else:
+            snaps.extend(dumped)
+        pos += cut
+    return snaps, other
 
 
 def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
@@ -67,11 +275,7 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
     """
     with open(os.path.join(record_dir, "meta.json")) as f:
         meta = json.load(f)
-    dump_path = os.path.join(record_dir, "dump.txt")
-    dump = b""
-    if os.path.exists(dump_path):
-        with open(dump_path, "rb") as f:
-            dump = f.read()
+    dump = _DumpFile(os.path.join(record_dir, "dump.txt"))  # read a piece at a time (see _split_dump)
 
     passes: list[PassRecord] = []
     logs: list[str] = []
@@ -81,10 +285,10 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         if start < 0 or end < start:
             continue
         if start > covered:
-            logs.append(dump[covered:start].decode("utf-8", "replace"))
+            logs.append(dump.read(covered, start).decode("utf-8", "replace"))
         covered = max(covered, end)
-        dumped = split_pass_dump(dump[start:end].decode("utf-8", "replace"))
-        stray = "".join(text + "\n" for _, text in dumped.other)
+        dumped, other = _split_dump(dump, start, end)
+        stray = "".join(text + "\n" for _, text in other)
         if stray:
             logs.append(stray)
         stage_passes = [_pass_record(len(passes) + i, st["stage"], snap) for i, snap in enumerate(dumped)]
@@ -100,8 +304,8 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
             if secs is not None and p.seconds is None:
                 p.seconds = secs
         passes.extend(stage_passes)
-    if covered < len(dump):
-        logs.append(dump[covered:].decode("utf-8", "replace"))
+    if covered < dump.size:
+        logs.append(dump.read(covered, dump.size).decode("utf-8", "replace"))
 
     stages: dict[str, str | bytes] = {}
     metadata: dict = {}
@@ -181,6 +385,14 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         else:
             failed_stage = "frontend"
     constexprs = meta.get("constexprs") or {}
+    printed = _read_text(os.path.join(record_dir, "stdout.txt"))
+    if printed.strip():
+        # What the compile printed (Triton's PTX reproducer of a ptxas failure): off
+        # the terminal, kept here.
+        logs.append("\n" + printed)
+    error_detail = (error.get("message", "") + "\n\n" + error.get("traceback", "")).strip() + "\n" if error else None
+    if error_detail:
+        stages["error"] = error_detail  # `irscope cat BUNDLE KERNEL --stage error`
     log = "".join(logs)
     if log.strip():
         # Kept as a stage so it is compressed and deduplicated like the IR.
@@ -208,9 +420,99 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         resources=resources,
         metadata=metadata,
         mode=meta.get("mode") or "",
-        error=_error_summary(error) if error else None,
-        error_detail=(error.get("message", "") + "\n\n" + error.get("traceback", "")) if error else None,
+        error=_error_summary(error, meta) if error else None,
+        error_detail=error_detail,
         failed_stage=failed_stage,
         failed_pass=failed_pass,
         notes=notes,
     )
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _cache_files(cache_dir: str) -> dict[str, str]:
+    """{file name: path} of the stage files an unfinished compile left in its cache."""
+    found = {}
+    for root, _dirs, files in os.walk(cache_dir):
+        for f in files:
+            if ".tmp." in f or f.startswith("__grp__") or f == "lock":
+                continue
+            found[f] = os.path.join(root, f)
+    return found
+
+
+def read_unfinished_record(record_dir: str, kind: str, signal_name: str | None = None, *,
+                           run_tools: bool = True) -> CapturedKernel:
+    """A compile the child process died in (``rec-*.tmp/``: ``progress.json``,
+    ``stages.json``, ``dump.txt``), as a failed capture with every stage that had
+    finished. ``kind``: ``crashed`` (native abort: the error is the native text the
+    compiler wrote to stderr), ``killed`` (SIGKILL, SIGTERM), ``interrupted``
+    (Ctrl-C) or ``ended`` (the process exited in the middle of the compile)."""
+    with open(os.path.join(record_dir, "progress.json")) as f:
+        meta = json.load(f)
+    try:
+        with open(os.path.join(record_dir, "stages.json")) as f:
+            stages = json.load(f)
+    except (OSError, ValueError):
+        stages = []
+    try:
+        with open(os.path.join(record_dir, "dump.txt"), "rb") as f:
+            dump = f.read()
+    except OSError:
+        dump = b""
+    running = stages[-1] if stages and "ok" not in stages[-1] else None
+    if running is not None:
+        running["dump_end"] = len(dump)
+        running["ok"] = False
+    else:  # died between stages (or in the frontend): the next one never started
+        stages.append({"stage": "frontend" if not stages else "after " + stages[-1]["stage"], "ok": False,
+                       "dump_start": -1, "dump_end": -1})
+    start = max(0, (running or {}).get("dump_start", 0) or 0)
+    native = ""
+    if kind in ("crashed", "ended"):  # what the compiler said as it died (killed from outside: nothing)
+        native = "\n".join(text for _, text in split_pass_dump(dump[start:].decode("utf-8", "replace")).other).strip()
+    dropped = 0
+    if kind == "interrupted" and running is not None:
+        # Ctrl-C must end the run at once: the unfinished stage's snapshots (with
+        # --llvm-passes, megabytes to compress) are not kept; the finished stages are.
+        dropped = len(dump) - start
+        running["dump_end"] = start
+        os.truncate(os.path.join(record_dir, "dump.txt"), start)
+    line = meaningful_line(native) if native else ""
+    stage_name = running["stage"] if running is not None else stages[-1]["stage"]
+    sig = f" ({signal_name})" if signal_name else ""
+    if kind == "crashed":
+        summary = f"the compiler crashed{sig} in {stage_name}" + (f": {line}" if line else "")
+    elif kind == "killed":
+        summary = f"the compiling process was killed{sig} in {stage_name}"
+    elif kind == "interrupted":
+        summary = f"interrupted (Ctrl-C) in {stage_name}"
+    else:
+        summary = f"the compiling process exited in {stage_name}" + (f": {line}" if line else "")
+    meta["stages"] = stages
+    cache_dir = meta.get("cache_dir") or ""
+    if not os.path.isdir(cache_dir):  # the spool moved: its cache/<pid>-<seq> beside the record
+        cache_dir = os.path.join(os.path.dirname(os.path.abspath(record_dir)), "cache",
+                                 f"{meta.get('pid')}-{meta.get('seq')}")
+    meta["files"] = _cache_files(cache_dir)
+    meta["error"] = {"type": signal_name or kind, "message": native or summary, "traceback": ""}
+    meta.setdefault("seconds", None)
+    tmp_meta = os.path.join(record_dir, "meta.json")
+    with open(tmp_meta, "w") as f:
+        json.dump(meta, f)
+    kernel = read_record(record_dir, run_tools=run_tools)
+    kernel.error = summary[:400]
+    detail = summary + ("\n\nWhat the compiler wrote to stderr before it ended:\n" + native if native else "") + "\n"
+    if dropped:
+        detail += f"(the pass dumps of the interrupted stage {stage_name}, {dropped} bytes, were not kept)\n"
+    kernel.error_detail = detail
+    kernel.stages["error"] = detail
+    if running is None:
+        kernel.failed_stage = stage_name
+    return kernel

@@ -66,6 +66,9 @@ class TargetOutcome:
     captured: int = 0
     script_error: dict | None = None
     interrupted: bool = False
+    signal: int | None = None  # the signal that ended the child (SIGKILL, SIGABRT...), if one did
+    hook_ran: bool = False  # the child's bootstrap reported (process.json): it was a Python with Triton
+    recovered: int = 0  # compiles the child died in, kept as failed captures
 
 
 def normalise_target(text: str) -> str:
@@ -124,11 +127,101 @@ def _child_env(req: CaptureRequest, spool: str, target: str | None) -> dict[str,
     env["IRSCOPE_TARGET"] = target or "sm_90"
     env["PYTHONPATH"] = os.pathsep.join([CHILD_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env["PYTHONUNBUFFERED"] = "1"
+    env["IRSCOPE_PARENT_PID"] = str(os.getpid())  # the child dies with us (bootstrap)
     return env
 
 
-class _Terminate(Exception):
-    """Raised in the main thread on SIGTERM, handled like Ctrl-C."""
+SPOOL_PREFIX = "irscope-spool-"
+# After SIGINT, how long the child may take to stop before SIGKILL. Short: a child
+# in native compiler code cannot act on SIGINT, and nothing is lost by the kill
+# (the compile in flight is recovered from its unfinished record).
+STOP_GRACE_S = 0.3
+
+
+def spool_owner(name: str) -> int | None:
+    """The pid in a spool folder's name (``irscope-spool-<pid>-xxxx``), or None."""
+    if not name.startswith(SPOOL_PREFIX):
+        return None
+    head = name[len(SPOOL_PREFIX):].split("-", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: someone else's live process
+        return True
+    return True
+
+
+def clean_stale_spools(tmp: str | None = None) -> list[str]:
+    """Remove the spools of irscope runs that died without cleaning up (``kill -9``):
+    folders named with an owner pid that no longer runs. Returns what was removed."""
+    tmp = tmp or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    for name in names:
+        pid = spool_owner(name)
+        if pid is None or pid == os.getpid() or _pid_alive(pid):
+            continue
+        path = os.path.join(tmp, name)
+        try:
+            if not os.path.isdir(path) or os.path.islink(path) or os.stat(path).st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+class _Stopper:
+    """Stops the child's process group: SIGINT (as a terminal's Ctrl-C would), then
+    SIGKILL after STOP_GRACE_S, for a child stuck in native compiler code that
+    cannot act on SIGINT. Called from a signal handler, so it never blocks."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.requested = False
+        self.timer: threading.Timer | None = None
+
+    def attach(self, proc: subprocess.Popen) -> None:
+        self.proc, self.timer = proc, None
+        if self.requested:  # the signal came while the child was being started
+            self._fire()
+
+    def request(self) -> None:
+        self.requested = True
+        if self.timer is None:
+            self._fire()
+
+    def _fire(self) -> None:
+        proc = self.proc
+        if proc is None or proc.poll() is not None or self.timer is not None:
+            return
+        _signal_group(proc, signal.SIGINT)
+        self.timer = threading.Timer(STOP_GRACE_S, _signal_group, (proc, signal.SIGKILL))
+        self.timer.daemon = True
+        self.timer.start()
+
+    def finish(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except OSError:
+        try:
+            proc.send_signal(sig)
+        except OSError:
+            pass
 
 
 def run_capture(
@@ -149,50 +242,82 @@ def run_capture(
     if not os.path.isfile(req.script):
         raise IrscopeError(f"{req.script}: no such script")
     outcomes: list[TargetOutcome] = []
-    previous = signal.getsignal(signal.SIGTERM)
+    for path in clean_stale_spools():
+        on_status(f"removed the spool of an irscope run that was killed: {path}")
+    stopper = _Stopper()
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)} if main_thread else {}
 
-    def _on_term(signum, frame):
-        raise _Terminate()
+    def _on_stop(signum, frame):
+        # Never raises: a KeyboardInterrupt in the middle of storing a kernel
+        # would lose it. The loop sees the request and stops.
+        stopper.request()
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_term)
+    for sig in previous:
+        signal.signal(sig, _on_stop)
     try:
         for target in req.targets or [None]:
-            outcome = _run_one(req, python, target, on_capture, on_driver, on_output, on_status)
+            if stopper.requested:  # Ctrl-C between two targets' children
+                if outcomes:
+                    outcomes[-1].interrupted = True
+                break
+            outcome = _run_one(req, python, target, on_capture, on_driver, on_output, on_status, stopper)
             outcomes.append(outcome)
             if outcome.interrupted:
                 break
     finally:
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, previous)
+        stopper.finish()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return outcomes
 
 
-def _run_one(req, python, target, on_capture, on_driver, on_output, on_status) -> TargetOutcome:
-    spool = tempfile.mkdtemp(prefix="irscope-spool-")
+def _run_one(req, python, target, on_capture, on_driver, on_output, on_status, stopper=None) -> TargetOutcome:
+    stopper = stopper or _Stopper()
+    spool = tempfile.mkdtemp(prefix=f"{SPOOL_PREFIX}{os.getpid()}-")
     outcome = TargetOutcome(target=target, exit_code=0)
     seen: set[str] = set()
     duplicates: set[tuple] = set()
     try:
         env = _child_env(req, spool, target)
         cmd = [python, BOOTSTRAP, req.script, *req.script_args]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # Its own process group: a terminal's Ctrl-C reaches irscope only, which
+        # stops the child's whole group (ptxas, compile workers) itself.
+        group = {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                **group)
+        stopper.attach(proc)
         reader = threading.Thread(target=_pump, args=(proc.stdout, on_output), daemon=True)
         reader.start()
         try:
             while True:
                 done = proc.poll() is not None
+                if stopper.requested:
+                    outcome.interrupted = True
+                    done = _wait(proc, STOP_GRACE_S + 2)
                 _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status)
                 if done:
                     break
                 time.sleep(POLL_S)
-        except (KeyboardInterrupt, _Terminate):
+        except KeyboardInterrupt:  # not the main thread's handler: stop as for Ctrl-C
             outcome.interrupted = True
-            _stop(proc)
+            stopper.request()
+            _wait(proc, STOP_GRACE_S + 2)
             _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status)
-        reader.join(timeout=5)
+        finally:
+            stopper.finish()
+            if proc.poll() is None:
+                _signal_group(proc, signal.SIGKILL)
+                _wait(proc, 5)
+            elif outcome.interrupted or proc.returncode < 0:
+                # what a stopped or killed child left running in its group (a ptxas, a worker)
+                _signal_group(proc, signal.SIGKILL)
+        reader.join(timeout=1 if outcome.interrupted else 5)
         outcome.exit_code = proc.returncode if proc.returncode is not None else -1
+        if outcome.exit_code < 0:
+            outcome.signal = -outcome.exit_code
         _read_process_info(spool, outcome)
+        _recover_unfinished(spool, outcome, on_capture, on_status)
         err_path = os.path.join(spool, "script_error.json")
         if os.path.exists(err_path):
             with open(err_path) as f:
@@ -202,18 +327,52 @@ def _run_one(req, python, target, on_capture, on_driver, on_output, on_status) -
     return outcome
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """Ask the child to stop (SIGINT, like the terminal did), then insist."""
-    for sig, wait in ((signal.SIGINT, 5), (signal.SIGTERM, 3), (signal.SIGKILL, 3)):
-        if proc.poll() is not None:
-            return
-        try:
-            proc.send_signal(sig)
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
+def _wait(proc: subprocess.Popen, seconds: float) -> bool:
+    """Wait for the child to end; whether it did."""
+    try:
+        proc.wait(timeout=seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def signal_name(signum: int | None) -> str:
+    """``SIGKILL`` for 9."""
+    try:
+        return signal.Signals(signum).name
+    except (ValueError, TypeError):
+        return f"signal {signum}"
+
+
+def _recover_unfinished(spool, outcome, on_capture, on_status) -> None:
+    """Compiles the child died in (an LLVM abort, SIGKILL, Ctrl-C): each unfinished
+    record becomes a failed capture with every stage that finished before."""
+    from irscope.capture.ingest import read_unfinished_record
+
+    if outcome.interrupted:
+        kind = "interrupted"
+    elif outcome.signal in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        kind = "killed"
+    elif outcome.signal is not None:
+        kind = "crashed"  # SIGABRT (an LLVM assertion), SIGSEGV...
+    else:
+        kind = "ended"
+    try:
+        names = sorted(n for n in os.listdir(spool) if n.startswith("rec-") and n.endswith(".tmp"))
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(spool, name)
+        if not os.path.exists(os.path.join(path, "progress.json")):
             continue
-        except OSError:
-            return
+        try:
+            kernel = read_unfinished_record(path, kind, signal_name(outcome.signal) if outcome.signal else None)
+        except (OSError, ValueError, KeyError) as exc:
+            on_status(f"skipped an unreadable unfinished record {name}: {exc}")
+            continue
+        on_capture(kernel)
+        outcome.captured += 1
+        outcome.recovered += 1
 
 
 def _pump(stream, on_output) -> None:
@@ -227,6 +386,7 @@ def _read_process_info(spool: str, outcome: TargetOutcome) -> None:
     if os.path.exists(path):
         with open(path) as f:
             info = json.load(f)
+        outcome.hook_ran = True
         outcome.mode = info.get("mode", "")
         outcome.versions = info.get("versions", {})
 

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import tempfile
+from dataclasses import dataclass
 
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 import irscope
-from irscope.capture.session import CHILD_DIR, CaptureRequest, normalise_target, run_capture, run_info
+from irscope.capture.session import CHILD_DIR, CaptureRequest, normalise_target, run_capture, run_info, signal_name
 from irscope.cli.render import capture_table, human_bytes, stdout_console
 from irscope.errors import IrscopeError
 from irscope.store.bundle import Bundle
 
 EXIT_SCRIPT_FAILED = 3
 EXIT_COMPILE_FAILED = 4
+EXIT_NOTHING = 5
 EXIT_INTERRUPTED = 130
 
 
@@ -60,7 +64,7 @@ def _compile(args, targets: list[str], command: list[str]) -> int:
             json.dump(spec, f)
         script = os.path.join(CHILD_DIR, "irscope_compile_kernel.py")
         req = CaptureRequest(script, [spec_path], args.python, targets or ["sm_90"], args.llvm_passes, args.exact_links)
-        return capture_into(req, output, command, args, strict=True)
+        return capture_into(req, output, command, args, strict=True, noun="compile")
 
 
 def parse_signature(text: str) -> tuple[dict[str, str], list[str]]:
@@ -95,18 +99,25 @@ def _is_type(word: str) -> bool:
     return word.startswith("*") and word[1:].lstrip("k") in _SCALARS or word in _SCALARS
 
 
-def capture_into(req: CaptureRequest, output: str, command: list[str], args, strict: bool = False) -> int:
-    """Run the capture, storing each kernel in ``output`` as it arrives."""
+def capture_into(req: CaptureRequest, output: str, command: list[str], args, strict: bool = False,
+                 noun: str = "script") -> int:
+    """Run the capture, storing each kernel in ``output`` as it arrives.
+
+    ``noun`` is what the one-line errors call the child's work: the ``script`` of
+    ``irscope run``, the ``compile`` of ``irscope compile``."""
     console = Console(stderr=True, soft_wrap=True)
     quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
+    strict = strict or getattr(args, "strict", False)
     info = run_info(req, command)
     existed = os.path.exists(output)
     bundle = Bundle.open(output, create=True)
     run_id = bundle.begin_run(info)
     stored: list[int] = []
     counts = {"n": 0, "last": ""}
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                        transient=True, disable=quiet)
+    # Only a terminal gets the spinner (a stopped live display leaves a blank line).
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
+                        console=console,
+                        transient=True, disable=quiet or not console.is_terminal)
 
     def on_capture(kernel):
         stored.append(bundle.add_capture(run_id, kernel))
@@ -124,6 +135,7 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
 
     outcomes = []
     interrupted = False
+    verdict = Verdict(None, "ok", True)
     try:
         with progress:
             task = progress.add_task(f"running {os.path.basename(req.script)}", total=None)
@@ -132,14 +144,15 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        problem = _problem_line(outcomes, interrupted)
-        status = "interrupted" if interrupted else ("failed" if problem else "ok")
-        bundle.finish_run(run_id, complete=not interrupted, status=status, error=problem)
+        verdict = judge(outcomes, interrupted, noun, strict, python=req.python)
+        bundle.finish_run(run_id, complete=verdict.complete, status=verdict.status, error=verdict.problem)
     bundle.close()
     rows = []
+    details: dict[int, str | None] = {}
     if stored:
         with irscope.open(output) as view:
             rows = [c for c in view.captures() if c.id in set(stored)]
+            details = {c.id: c.info.get("error_detail") for c in rows if c.error}
     output_exists = True
     if not stored and not existed:
         os.remove(output)  # nothing captured into a bundle we created: leave no empty file
@@ -149,43 +162,113 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
         print(json.dumps([r.to_json() for r in rows], indent=2))
     elif rows:
         stdout_console().print(capture_table(rows))
+    for c in rows:
+        if c.error and not interrupted:
+            _print_detail(console, c, details.get(c.id))
     for note in dict.fromkeys(n for r in rows for n in r.row.notes):
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
     if output_exists:
         size = os.path.getsize(output)
-        console.print(f"bundle: {output} ({human_bytes(size)}, {len(rows)} capture(s) added)")
-    return _exit_code(outcomes, rows, interrupted, problem, console, strict or getattr(args, "strict", False))
+        console.print(Text(f"bundle: {output} ({human_bytes(size)}, {len(rows)} capture(s) added)"), highlight=False)
+    return _exit_code(verdict, rows, console)
 
 
-def _problem_line(outcomes, interrupted: bool) -> str | None:
+DETAIL_LINES = 30
+
+
+def _print_detail(console, cap, detail: str | None) -> None:
+    """A failed capture's error as the compiler gave it, under the table (no
+    traceback: that, and Triton's reproducer, are in the bundle)."""
+    text = (detail or cap.error or "").split("\nTraceback (most recent call last):", 1)[0].strip()
+    if not text:
+        return
+    lines = text.splitlines()
+    shown = lines[:DETAIL_LINES]
+    if len(lines) > DETAIL_LINES:
+        shown.append(f"... ({len(lines) - DETAIL_LINES} more lines)")
+    console.print(Text.assemble((f"#{cap.id} {cap.kernel} [{cap.variant}] {cap.target} failed:", "red"),
+                                f" (all of it: irscope cat BUNDLE '#{cap.id}' --stage error)"), highlight=False)
+    console.print(Text("\n".join("    " + ln for ln in shown)), highlight=False)
+
+
+@dataclass(slots=True)
+class Verdict:
+    """How a capture run ended, as the bundle records it and the exit code says."""
+
+    problem: str | None  # the one line (None: nothing to say)
+    status: str  # runs.status: ok, failed, interrupted, killed (SIGKILL), crashed (SIGABRT), ...
+    complete: bool  # the script (compile) ran to its end
+    fatal: bool = False  # a non-zero exit even with kernels captured
+    note: str | None = None  # an expected outcome, said once
+    exit_code: int = 0
+
+
+def judge(outcomes, interrupted: bool, noun: str = "script", strict: bool = False, python: str | None = None) -> Verdict:
+    """The run's verdict from its children's outcomes."""
     if interrupted:
-        return "interrupted: the run was stopped; every kernel finished before is kept"
+        return Verdict("interrupted: the run was stopped; every kernel finished before is kept", "interrupted", False,
+                       True, exit_code=EXIT_INTERRUPTED)
     for o in outcomes:
+        label = _label(o)
+        at = f" ({label})" if label else ""
         err = o.script_error
-        if o.exit_code == 4 or (err and err.get("kind") == "no-triton"):
-            return f"no Triton in that interpreter: {err.get('type')}: {err.get('message')}" if err else "no Triton in that interpreter"
+        if o.exit_code == 4 and not o.signal or (err and err.get("kind") == "no-triton"):
+            text = f"no Triton in that interpreter: {err.get('type')}: {err.get('message')}" if err else "no Triton in that interpreter"
+            return Verdict(text, "failed", True, True, exit_code=EXIT_SCRIPT_FAILED)
+        if o.signal is not None:
+            name = signal_name(o.signal)
+            if o.signal == signal.SIGKILL:
+                text = f"the {noun} was killed by SIGKILL{at} (what an out-of-memory kill looks like)"
+                status = f"killed ({name})"
+            elif o.signal in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                text, status = f"the {noun} was terminated by {name}{at}", f"killed ({name})"
+            else:
+                text, status = f"the {noun} crashed with {name}{at}", f"crashed ({name})"
+            if o.recovered:
+                text += f"; the kernel it was compiling is kept as a failed capture"
+            return Verdict(text, status, False, True, exit_code=EXIT_SCRIPT_FAILED)
         if err:
-            where = f" at {err['where']}" if err.get("where") else ""
+            # (irscope compile: the frame is irscope's own helper, not the user's file)
+            where = f" at {err['where']}" if err.get("where") and noun == "script" else ""
+            if err.get("kind") == "data-dependent" and o.mode == "compile-only" and not strict:
+                note = (f"compile-only ({o.target or 'sm_90'}): the {noun}'s result check{where} was skipped, "
+                        f"as the tensors hold no values without a GPU (--strict makes it an error)")
+                return Verdict(None, "compile-only, checks skipped", True, False, note=note)
             detail = f"{err.get('type')}: {err.get('message')}"
             if err.get("kind") == "data-dependent":
                 detail = "it reads tensor values, which compile-only mode does not compute"
-            return f"script failed{where} ({_label(o)}): {detail}"
+            text = f"the {noun} failed{where}{at}: {detail}" if noun != "script" else f"script failed{where}{at}: {detail}"
+            lenient = o.mode == "compile-only" and not strict
+            return Verdict(text, "failed", True, not lenient, exit_code=EXIT_SCRIPT_FAILED)
         if o.exit_code not in (0, None):
-            return f"script exited with code {o.exit_code} ({_label(o)})"
-    return None
+            return Verdict(f"the {noun} exited with code {o.exit_code}{at}", "failed", True, True,
+                           exit_code=EXIT_SCRIPT_FAILED)
+        if not o.hook_ran:
+            exe = python or "the interpreter"
+            return Verdict(f"{exe} ran no {noun}: irscope's hook in it never reported (is it a Python interpreter "
+                           f"with Triton?)", "nothing captured", True, True, exit_code=EXIT_NOTHING)
+    if outcomes and not any(o.captured for o in outcomes):
+        what = "the script compiled no Triton kernel" if noun == "script" else "the compile produced no kernel"
+        return Verdict(f"nothing captured: {what}", "nothing captured", True, True, exit_code=EXIT_NOTHING)
+    return Verdict(None, "ok", True)
 
 
-def _label(outcome) -> str:
+def _label(outcome) -> str | None:
     if outcome.target:
         return outcome.target
-    return "compile-only, sm_90" if outcome.mode == "compile-only" else "gpu"
+    if outcome.mode == "compile-only":
+        return "compile-only, sm_90"
+    return "gpu" if outcome.mode == "gpu" else None  # mode unknown: the child never reported
 
 
-def _exit_code(outcomes, rows, interrupted, problem, console, strict) -> int:
+def _exit_code(verdict: Verdict, rows, console) -> int:
     failed = [r.row for r in rows if r.error]
-    if interrupted:
-        console.print(f"irscope: {problem}", highlight=False)
+    if verdict.exit_code == EXIT_INTERRUPTED:
+        console.print(Text(f"irscope: {verdict.problem}"), highlight=False)
         return EXIT_INTERRUPTED
+    if verdict.fatal and verdict.status.startswith("killed"):
+        _error_line(verdict.problem, rows)
+        return verdict.exit_code
     if failed:
         r = failed[0]
         where = f" in pass {r.failed_pass}" if r.failed_pass else (f" in {r.failed_stage}" if r.failed_stage else "")
@@ -193,11 +276,17 @@ def _exit_code(outcomes, rows, interrupted, problem, console, strict) -> int:
         print(f"irscope: error: {r.kernel} [{r.variant}] {r.target} failed to compile{where}: {r.error}{more}; "
               f"the stages that compiled are kept", file=sys.stderr)
         return EXIT_COMPILE_FAILED
-    if problem is None:
+    if verdict.note:
+        console.print(Text(f"{verdict.note}; {len(rows)} kernel(s) captured"), highlight=False)
+    if verdict.problem is None:
         return 0
-    compile_only = all(o.mode == "compile-only" for o in outcomes)
-    if rows and compile_only and not strict and "no Triton" not in problem:
-        console.print(f"[yellow]note:[/] {problem}; {len(rows)} kernel(s) captured", highlight=False)
+    if rows and not verdict.fatal:
+        console.print(Text.assemble(("note: ", "yellow"), f"{verdict.problem}; {len(rows)} kernel(s) captured"),
+                      highlight=False)
         return 0
+    _error_line(verdict.problem, rows)
+    return verdict.exit_code or EXIT_SCRIPT_FAILED
+
+
+def _error_line(problem: str, rows) -> None:
     print(f"irscope: error: {problem}" + (f"; {len(rows)} kernel(s) captured" if rows else ""), file=sys.stderr)
-    return EXIT_SCRIPT_FAILED

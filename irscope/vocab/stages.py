@@ -68,6 +68,7 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
     Stage("json", 12, "Triton metadata", ".json"),
     Stage("log", 13, "compile log"),
     Stage("mlir", 14, "MLIR pass snapshot", ".mlir", "mlir"),
+    Stage("error", 15, "compile error detail"),
 )}
 """Every stage by name, in pipeline order. ``mlir`` is not stored as a stage: it is
 how per-pass MLIR snapshots (and raw ``.mlir`` files) are parsed."""

@@ -19,6 +19,7 @@ import traceback
 
 EXIT_SCRIPT_FAILED = 3
 EXIT_NO_TRITON = 4
+EXIT_PARENT_GONE = 137
 
 
 def _report(kind, exc, script):
@@ -76,10 +77,47 @@ def _compile_only_context():
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
+def _die_with_parent():
+    """End this process when irscope's process ends (``kill -9`` of irscope must not
+    leave a compile running and its spool growing). Linux: the kernel sends SIGKILL
+    when the parent dies (``PR_SET_PDEATHSIG``); elsewhere, or with
+    ``IRSCOPE_PARENT_WATCH=thread``, a daemon thread watches the parent's pid."""
+    try:
+        parent = int(os.environ.get("IRSCOPE_PARENT_PID", ""))
+    except ValueError:
+        return
+    how = os.environ.get("IRSCOPE_PARENT_WATCH", "")
+    if how == "off":
+        return
+    if how != "thread" and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0:  # PR_SET_PDEATHSIG
+                if os.getppid() != parent:  # the parent died before prctl
+                    os._exit(EXIT_PARENT_GONE)
+                return
+        except Exception:
+            pass
+    import threading
+    import time
+
+    def watch():
+        while True:
+            if os.getppid() != parent:
+                os._exit(EXIT_PARENT_GONE)
+            time.sleep(0.2)
+
+    threading.Thread(target=watch, name="irscope-parent-watch", daemon=True).start()
+
+
 def main(argv):
     if len(argv) < 2:
         sys.stderr.write("usage: irscope_bootstrap.py SCRIPT [ARGS...]\n")
         return 2
+    _die_with_parent()
     script = argv[1]
     try:
         import triton  # noqa: F401  (also triggers the hook's patching)
@@ -92,6 +130,8 @@ def main(argv):
 
     compile_only = irscope_child_hook.resolved_mode() == "compile-only"
     if compile_only:
+        # For scripts: tensors hold no values, so a result check can only fail.
+        os.environ["IRSCOPE_COMPILE_ONLY"] = "1"
         import warnings
 
         # Triton reads data_ptr() of fake tensors to check alignment (it is 0,

@@ -118,6 +118,7 @@ class _Record:
     def stage_started(self, ext):
         sys.stderr.flush()
         self.stages.append({"stage": ext, "dump_start": _fd2_offset(), "t0": time.perf_counter()})
+        self.write_progress()
 
     def stage_ended(self, ok):
         sys.stderr.flush()
@@ -125,6 +126,17 @@ class _Record:
         st["seconds"] = time.perf_counter() - st.pop("t0")
         st["dump_end"] = _fd2_offset()
         st["ok"] = ok
+        self.write_progress()
+
+    def write_progress(self):
+        """``stages.json`` in the unfinished record: if the process dies in native
+        code (an LLVM abort, SIGKILL), the parent still knows which stages had
+        finished, which one was running and where its dump starts."""
+        try:
+            _write_json_atomic(os.path.join(self.dir_tmp, "stages.json"),
+                               [{k: v for k, v in st.items() if k != "t0"} for st in self.stages])
+        except Exception:
+            pass
 
 
 def _wrap_stage(ext, fn):
@@ -230,11 +242,68 @@ def _stage_files(kernel, cache_dir):
 
 def _error_info(exc):
     text = str(exc)
-    return {
+    info = {
         "type": type(exc).__name__,
         "message": text,
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-20000:],
     }
+    where = _compilation_error_where(exc)
+    if where:
+        info["where"] = where
+    return info
+
+
+def _compilation_error_where(exc):
+    """File and line of a frontend error. Triton's ``at 2:38`` counts from the
+    ``def`` of the function being compiled (maybe a helper): find that function
+    in the traceback (the code generator whose source the error quotes)."""
+    node = getattr(exc, "node", None)
+    src = getattr(exc, "src", None)
+    lineno = getattr(node, "lineno", None)
+    if not isinstance(lineno, int) or src is None:
+        return None
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        jit_fn = getattr(owner, "jit_fn", None)
+        if jit_fn is not None and getattr(jit_fn, "src", None) == src:
+            found = jit_fn
+        tb = tb.tb_next
+    if found is None:
+        return None
+    pyfn = getattr(found, "fn", found)
+    code = getattr(pyfn, "__code__", None)
+    if code is None:
+        return None
+    return {"file": code.co_filename, "line": _def_line(pyfn, code.co_firstlineno) + lineno - 1,
+            "column": getattr(node, "col_offset", None), "function": getattr(pyfn, "__name__", None)}
+
+
+# Triton prints a failed ptxas input (the whole PTX, ~150 lines and more) to stdout
+# between two rules; the record keeps it, the terminal gets one line about it.
+_REPRODUCER_END = "please share the reproducer above with Triton project."
+
+
+def _strip_reproducer(text):
+    end = text.find(_REPRODUCER_END)
+    if end < 0:
+        return text
+    rule = "=" * 64
+    first = text.rfind(rule, 0, text.rfind(rule, 0, end))
+    if first < 0:
+        return text
+    start = first
+    while start > 0 and text[start - 1] == "\n":
+        start -= 1
+    stop = end + len(_REPRODUCER_END)
+    n = text.count("\n", first, stop)
+    note = ("irscope: Triton's reproducer for the failed compile (%d lines) is kept in the bundle: "
+            "irscope cat BUNDLE KERNEL --stage log\n" % n)
+    head = text[:start]
+    if head and not head.endswith("\n"):
+        head += "\n"
+    return head + note + text[stop:].lstrip("\n")
 
 
 def _capture_compile(original, src, target, options, args, kwargs):
@@ -247,12 +316,25 @@ def _capture_compile(original, src, target, options, args, kwargs):
         os.makedirs(rec.cache_dir, exist_ok=True)
         saved_cache = os.environ.get("TRITON_CACHE_DIR")
         os.environ["TRITON_CACHE_DIR"] = rec.cache_dir
-        dump_fd = os.open(os.path.join(rec.dir_tmp, "dump.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        sys.stderr.flush()
-        saved_fd2 = os.dup(2)
-        os.dup2(dump_fd, 2)
-        _STATE.record = rec
         started = _now()
+        try:  # what the parent needs if this process dies inside the compile
+            _write_json_atomic(os.path.join(rec.dir_tmp, "progress.json"),
+                               _base_meta(rec, src, target, options, started))
+        except Exception:
+            pass
+        dump_fd = os.open(os.path.join(rec.dir_tmp, "dump.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        out_path = os.path.join(rec.dir_tmp, "stdout.txt")
+        out_fd = os.open(out_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        sys.stderr.flush()
+        try:
+            sys.stdout.flush()
+        except Exception:
+            pass
+        saved_fd2 = os.dup(2)
+        saved_fd1 = os.dup(1)
+        os.dup2(dump_fd, 2)
+        os.dup2(out_fd, 1)
+        _STATE.record = rec
         t0 = time.perf_counter()
         kernel = None
         error = None
@@ -263,13 +345,16 @@ def _capture_compile(original, src, target, options, args, kwargs):
         finally:
             elapsed = time.perf_counter() - t0
             _STATE.record = None
-            try:
-                sys.stderr.flush()
-            except Exception:
-                pass
+            for stream in (sys.stderr, sys.stdout):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
             os.dup2(saved_fd2, 2)
+            os.dup2(saved_fd1, 1)
             os.close(saved_fd2)
             os.close(dump_fd)
+            _replay_stdout(out_fd, saved_fd1)
             if saved_cache is None:
                 os.environ.pop("TRITON_CACHE_DIR", None)
             else:
@@ -329,11 +414,33 @@ def _compile_with_ttgir_locations(original, src, target, options, args, kwargs, 
                 os.environ[k] = v
 
 
-def _write_record(rec, src, target, options, kernel, error, started, elapsed, exact=None):
+def _replay_stdout(out_fd, saved_fd1):
+    """Give the terminal what the compile printed (``tl.static_print``...), less
+    Triton's PTX reproducer dump, which stays in the record."""
+    try:
+        os.lseek(out_fd, 0, os.SEEK_SET)
+        chunks = []
+        while True:
+            chunk = os.read(out_fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        if data:
+            shown = _strip_reproducer(data.decode("utf-8", "replace")).encode("utf-8")
+            while shown:
+                shown = shown[os.write(saved_fd1, shown):]
+    except OSError:
+        pass
+    finally:
+        os.close(out_fd)
+        os.close(saved_fd1)
+
+
+def _base_meta(rec, src, target, options, started):
+    """What a record says about a compile before it ends."""
     meta = _source_info(src)
     names = list(getattr(getattr(src, "fn", None), "arg_names", None) or []) or None
-    if kernel is not None:
-        target = getattr(kernel.metadata, "target", target)
     if target is None:
         try:
             from triton.runtime import driver
@@ -346,7 +453,6 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed, ex
             "pid": os.getpid(),
             "seq": rec.seq,
             "started": started,
-            "seconds": elapsed,
             "mode": MODE,
             "target": _target_text(target),
             "target_full": _jsonable(target),
@@ -358,6 +464,19 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed, ex
             "host": socket.gethostname(),
             "argv": list(sys.argv),
             "tools_dir": _tools_dir(),
+            "cache_dir": rec.cache_dir,
+        }
+    )
+    return meta
+
+
+def _write_record(rec, src, target, options, kernel, error, started, elapsed, exact=None):
+    if kernel is not None:
+        target = getattr(kernel.metadata, "target", target)
+    meta = _base_meta(rec, src, target, options, started)
+    meta.update(
+        {
+            "seconds": elapsed,
             "stages": rec.stages,
             "files": _stage_files(kernel, rec.cache_dir),
             "hash": getattr(kernel, "hash", None),
