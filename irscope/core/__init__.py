@@ -16,10 +16,9 @@ The core never imports Rich or Textual, nor anything that captures (Triton, torc
 from irscope.core.bundle import Bundle, open_bundle
 from irscope.core.capture import Capture, OpLinks, Run, Source, Stage
 from irscope.core.files import FORMATS, IRFile, parse_text, read_ir_file
-from irscope.core.occupancy import Occupancy
 from irscope.core.resources import Resources
 
-_LAZY = {"ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
+_LAZY = {"Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
          "Pass": "passes"}
 
 

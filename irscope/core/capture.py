@@ -12,7 +12,6 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from irscope.core.occupancy import Occupancy, occupancy
 from irscope.core.resources import Resources, resources_of
 from irscope.errors import IrscopeError
 from irscope.ir import Module, Op, ParseCache, parse_as, parse_pass
@@ -22,6 +21,7 @@ from irscope.vocab.stages import EXACT_STAGES, LOWERING, STAGES, stage
 
 if TYPE_CHECKING:
     from irscope.core.bundle import Bundle
+    from irscope.core.occupancy import Occupancy
     from irscope.core.origins import StageOrigins
     from irscope.core.passes import Pass
     from irscope.link import CaptureLinks, LinkedOp
@@ -228,11 +228,13 @@ class Capture:
         return self._memo("resources", lambda: resources_of(self.row, ptx))
 
     @property
-    def occupancy(self) -> Occupancy | None:
+    def occupancy(self) -> "Occupancy | None":
         """Resident blocks and warps per SM for the capture's target, and what binds."""
         r = self.resources
         if r.num_warps is None:
             return None
+        from irscope.core.occupancy import occupancy
+
         return occupancy(self.target, num_warps=r.num_warps, registers=r.registers, shared_bytes=r.shared,
                          threads_per_warp=r.threads_per_warp)
 

@@ -9,7 +9,6 @@ incomplete; SQLite's journal rolls back a half-written kernel on next open.
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import json
 import lzma
@@ -17,13 +16,15 @@ import os
 import sqlite3
 import tempfile
 import time
-import urllib.parse
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-from irscope.vocab.records import CapturedKernel, RunInfo
 from irscope.vocab.stages import stage_rank
 from irscope.errors import IrscopeError
 from irscope.store.blobs import BlobStore
+
+if TYPE_CHECKING:  # a reader never builds these: they cost an import on every open
+    from irscope.vocab.records import CapturedKernel, RunInfo
 
 SCHEMA_VERSION = 3
 # v2: passes.seconds, packs.run_id; v3: captures.shared_static (older bundles are
@@ -265,6 +266,8 @@ class Bundle:
             # One connection per thread is the caller's rule (the core keeps one per
             # thread); check_same_thread=False only lets close() run from any thread.
             # The read-only URI quotes the path: '#', '?' and '%' are legal in file names.
+            import urllib.parse  # noqa: PLC0415  (quoting the read-only URI; ~5 ms to import)
+
             conn = sqlite3.connect(path if create else f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro",
                                    uri=not create, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -361,6 +364,8 @@ class Bundle:
         prepared = self.blobs.prepare(itertools.chain((p.text for p in k.passes), k.stages.values()))
         sizes = prepared.sizes
         with self._tx():
+            import hashlib  # noqa: PLC0415  (writers only)
+
             source_hash = hashlib.sha256((k.source or "").encode()).hexdigest()[:32]
             self.conn.execute(
                 "INSERT OR IGNORE INTO kernels(name, file, first_line, source, source_hash) VALUES (?,?,?,?,?)",
