@@ -49,10 +49,21 @@ class SSAValue:
 
     name: str
     """As printed: ``%acc#1``, ``%x_ptr``, ``%12``, ``%r5`` (PTX)."""
-    type_text: str = ""
-    """Its type as printed ('' when the text does not say)."""
+    _type_text: str | None = ""
+    """Its type as printed; None until first read for an op result (reading result
+    types costs more than the whole def-use, and a diff needs none)."""
     uses: list[Use] = field(default_factory=list)
     """Every use, in text order."""
+
+    @property
+    def type_text(self) -> str:
+        """Its type as printed ('' when the text does not say)."""
+        if self._type_text is None:
+            self._type_text = self._read_type()
+        return self._type_text
+
+    def _read_type(self) -> str:
+        return ""
 
     def type(self, aliases: Mapping[str, str] | None = None) -> "Type":
         """The parsed type (encodings resolve through ``aliases``, a module's ``encodings``)."""
@@ -72,6 +83,10 @@ class OpResult(SSAValue):
 
     op: Op | None = None
     index: int = 0
+
+    def _read_type(self) -> str:
+        types = _result_types(self.op) if self.op is not None else []
+        return types[self.index] if self.index < len(types) else ""
 
 
 @dataclass(eq=False, slots=True)
@@ -169,7 +184,7 @@ def _build(function: Function) -> DefUse:
             for region in op.regions:
                 for block in region.blocks:
                     _block_args(block, op, values)
-            _define(du, op, op.results, _result_types(op))
+            _define(du, op, op.results, None)
         for op in ops:
             _resolve(du, op, 0)
         return du
@@ -181,8 +196,10 @@ def _build(function: Function) -> DefUse:
     return du
 
 
-def _define(du: DefUse, op: Op, names, types) -> None:
-    results = tuple(OpResult(n, t, op=op, index=i) for i, (n, t) in enumerate(zip(names, types)))
+def _define(du: DefUse, op: Op, names, types: list[str] | None) -> None:
+    """``types`` None: read on first use (:attr:`SSAValue.type_text`)."""
+    results = tuple(OpResult(n, types[i] if types is not None else None, op=op, index=i)
+                    for i, n in enumerate(names))
     for r in results:
         du.values[r.name] = r
     if results:
