@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -88,7 +89,8 @@ def diff_modules(a: Module, b: Module, stage: str) -> StageDiff:
     changes.extend(Change(REMOVED, f.kind, _fn_ref(f), None) for f in p.functions_only_a)
     changes.extend(Change(ADDED, f.kind, None, _fn_ref(f)) for f in p.functions_only_b)
     rows.sort()
-    changes.sort(key=lambda c: (c.after.line if c.after else _anchor(c.before, rows),
+    olds = [r[0] for r in rows]
+    changes.sort(key=lambda c: (c.after.line if c.after else _anchor(c.before, rows, olds),
                                 c.before.line if c.before else 0))
     return StageDiff(stage, matched, tuple(changes), _dialects(a), _dialects(b), tuple(rows))
 
@@ -364,14 +366,11 @@ def _encoding_changes(pairs: list[EncodingPair], a: Module, b: Module) -> list[C
     return out
 
 
-def _anchor(before: OpRef | None, rows: list[tuple[int, int]]) -> float:
+def _anchor(before: OpRef | None, rows: list[tuple[int, int]], olds: list[int]) -> float:
     """Where a removed op goes in the new side's order: after the new partner of the
-    nearest aligned old op before it."""
+    nearest aligned old op before it (``olds``: the rows' old lines, sorted)."""
     if before is None or not rows:
         return 0
-    from bisect import bisect_right
-
-    olds = [r[0] for r in rows]
     k = bisect_right(olds, before.line) - 1
     return rows[k][1] + 0.5 if k >= 0 else 0
 

@@ -11,12 +11,19 @@ The classes are plain data: no I/O, no parsing here.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Iterator, NamedTuple
 
 # A frame in one of these directories is Triton's own library code (tl.sum, tl.cdiv...),
 # not the user's kernel.
 LIBRARY_DIRS = ("/triton/language/",)
+
+
+@functools.lru_cache(maxsize=1024)  # a capture names a handful of files, asked about per op
+def _library_file(file: str) -> bool:
+    path = file.replace("\\", "/")
+    return any(d in path for d in LIBRARY_DIRS)
 
 
 class Frame(NamedTuple):
@@ -35,8 +42,7 @@ class Frame(NamedTuple):
 
     def is_library(self) -> bool:
         """True when the frame lies in Triton's language library (``triton/language/``)."""
-        path = self.file.replace("\\", "/")
-        return any(d in path for d in LIBRARY_DIRS)
+        return _library_file(self.file)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
