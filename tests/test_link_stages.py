@@ -6,7 +6,7 @@ import pytest
 
 from conftest import SAMPLES, irscope
 from irscope.ir import parse_stage
-import irscope
+from irscope.core import open_bundle
 from irscope.link import link_by_location, link_ttir_ttgir, normalise_instruction
 
 TTIR = '''#loc = loc("/a/k.py":1:0)
@@ -89,7 +89,7 @@ def exact_bundles(tmp_path_factory):
     for name in ("vector_add", "jit_helper_call"):
         path = tmp_path_factory.mktemp("links") / f"{name}.irscope"
         irscope("run", SAMPLES / f"{name}.py", "--exact-links", "-o", path, "-q")
-        with irscope.open(str(path)) as b:
+        with open_bundle(str(path)) as b:
             caps = b.captures()
             assert caps and {"llir_ttgirloc", "ptx_ttgirloc"} <= set(caps[0].stages), caps
             out[name] = (path, caps[0].id, caps[0].links(), caps[0].row)
@@ -164,7 +164,7 @@ def test_bundle_api_and_cli_json(exact_bundles):
     path, cid, cl, row = exact_bundles["vector_add"]
     ttgir = cl.modules["ttgir"]
     x_load = _op_line(ttgir, "tt.load", "%x_3")
-    with irscope.open(str(path)) as b:
+    with open_bundle(str(path)) as b:
         cap = b.capture(f"#{cid}")
         api = cap.links_for_op("ttgir", x_load).to_json()
         py = cap.ops_at_line(22)
