@@ -285,9 +285,6 @@ def test_type_aliases():
 
 
 def test_encoding_decodes():
-    layouts = pytest.importorskip("irscope.ir.layouts")
-    if not hasattr(layouts, "decode_encoding"):  # the package is still being written
-        pytest.skip("irscope.ir.layouts.decode_encoding not there yet")
     mod = module("3.9.0", "matmul_sm80", "ttgir")
     d = parse_op_types(find_op(mod, "tt.dot").types)
     for t in d.operands + d.results:
