@@ -10,10 +10,16 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 TORCH=${IRSCOPE_TORCH:-torch==2.13.0}
 
-if ! command -v dot >/dev/null 2>&1; then
-  echo "== installing Graphviz (dot)"
+# System tools: Graphviz's dot (irscope export/layout), tmux (the terminal
+# end-to-end test of irscope open), Chromium (the HTML report's browser tests).
+missing=""
+command -v dot >/dev/null 2>&1 || missing="$missing graphviz"
+command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+if [ -n "$missing" ]; then
+  echo "== installing system packages:$missing"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq graphviz >/dev/null
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 
 pip_q() { "$1/bin/python" -m pip install -q --disable-pip-version-check "${@:2}" 2>&1 | grep -v "is ignored: it is neither" || true; }
@@ -38,6 +44,6 @@ echo "== capturing the sample kernels (compile-only, no GPU needed)"
 mkdir -p out
 rm -f out/samples.irscope
 for s in sample_kernels/*.py; do
-  .venv/bin/irscope run "$s" -o out/samples.irscope -q >/dev/null || { echo "capture of $s failed"; exit 1; }
+  .venv/bin/irscope run "$s" -o out/samples.irscope -q --no-open >/dev/null || { echo "capture of $s failed"; exit 1; }
 done
 .venv/bin/irscope ls out/samples.irscope

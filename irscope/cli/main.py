@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--python", metavar="PATH", help="interpreter to run under (e.g. a venv with another Triton)")
         sp.add_argument("--json", action="store_true", help="print the captures as JSON instead of a table")
         sp.add_argument("-q", "--quiet", action="store_true", help="no progress, no script output")
+        sp.add_argument("--no-open", action="store_true",
+                        help="do not open the bundle in the viewer at the end (it opens only when stdout is a terminal)")
 
     run = sub.add_parser("run", help="run a script and capture every kernel it compiles",
                          description="Run SCRIPT with Triton's dump switches on and keep every kernel it compiles. "
@@ -103,10 +105,22 @@ def build_parser() -> argparse.ArgumentParser:
     lk.add_argument("--op-line", type=int, required=True, metavar="N", help="line of the op in that stage's text")
     lk.add_argument("--json", action="store_true", help="a JSON object: stage, line, text, links")
 
-    from irscope.cli.diff_cmd import add_parser as add_diff
+    import importlib
 
-    add_diff(sub)
+    for module in _VIEW_COMMANDS.values():
+        importlib.import_module(module).add_parser(sub)
     return p
+
+
+# Commands that live in their own module: each has ``add_parser(sub)`` and
+# ``main(args) -> int``.  Only the chosen one's heavy imports run (inside main).
+_VIEW_COMMANDS = {
+    "diff": "irscope.cli.diff_cmd",
+    "open": "irscope.cli.open_cmd",
+    "export": "irscope.cli.export_cmd",
+    "layout": "irscope.cli.layout_cmd",
+    "report": "irscope.cli.report_cmd",
+}
 
 
 def _one_line(text: str) -> str:
@@ -136,10 +150,10 @@ def main(argv: list[str] | None = None) -> int:
             from irscope.cli import analyze_cmd
 
             return analyze_cmd.main(args)
-        if args.command == "diff":
-            from irscope.cli import diff_cmd
+        if args.command in _VIEW_COMMANDS:
+            import importlib
 
-            return diff_cmd.main(args)
+            return importlib.import_module(_VIEW_COMMANDS[args.command]).main(args)
         if args.command == "links":
             from irscope.cli import links_cmd
 
