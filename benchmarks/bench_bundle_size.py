@@ -46,7 +46,7 @@ def measure(name: str, flags: list[str], runs: int) -> dict:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "b.irscope")
             t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "irscope", "run", os.path.join(ROOT, "sample_kernels", name + ".py"),
+            subprocess.run([sys.executable, "-m", "irscope", "run", "--no-open", os.path.join(ROOT, "sample_kernels", name + ".py"),
                             "-q", "-o", out, *flags], check=True, capture_output=True, cwd=ROOT)
             times.append(time.perf_counter() - t0)
             with Bundle.open(out) as b:

@@ -54,7 +54,7 @@ def bench(script: str, runs: int, gpu: bool) -> dict:
                 os.makedirs(env["IRSCOPE_SPOOL"])
                 base_cmd = [sys.executable, BOOTSTRAP, script]
             irs_env = dict(os.environ, PYTHONPATH=ROOT)
-            irs_cmd = [sys.executable, "-m", "irscope", "run", script, "-q", "-o", os.path.join(tmp, "b.irscope")]
+            irs_cmd = [sys.executable, "-m", "irscope", "run", script, "-q", "--no-open", "-o", os.path.join(tmp, "b.irscope")]
             order = [(base_cmd, env, base_t), (irs_cmd, irs_env, irs_t)]
             if i % 2:
                 order.reverse()

@@ -90,7 +90,7 @@ def one_run(script: str, llvm_passes: bool, pythonpath: str | None, keep: str | 
     with tempfile.TemporaryDirectory() as tmp:
         bundle = os.path.join(tmp, "b.irscope")
         peak_file = os.path.join(tmp, "parent_peak_kb")
-        cmd = [sys.executable, "-c", WRAPPER, peak_file, "run", script, "-q", "-o", bundle]
+        cmd = [sys.executable, "-c", WRAPPER, peak_file, "run", script, "-q", "--no-open", "-o", bundle]
         if llvm_passes:
             cmd.append("--llvm-passes")
         env = dict(os.environ)

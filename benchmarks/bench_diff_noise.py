@@ -44,7 +44,7 @@ def recompile(python: str, target: str, bundle: Path, timeout: float) -> list[di
     bundle.parent.mkdir(parents=True, exist_ok=True)
     runs = []
     for s in sorted((ROOT / "sample_kernels").glob("*.py")):
-        r = sh([IRSCOPE, "run", str(s.relative_to(ROOT)), "--python", python, "--target", target,
+        r = sh([IRSCOPE, "run", str(s.relative_to(ROOT)), "--no-open", "--python", python, "--target", target,
                 "-o", str(bundle), "-q"], timeout=timeout)
         runs.append({"script": s.name, "rc": r.returncode})
         print(f"recompiled {s.name}: exit {r.returncode}", file=sys.stderr, flush=True)

@@ -39,7 +39,7 @@ def _captures(bundle: str) -> int:
 def one_run(script: str, after: float, extra: list[str], timeout: float = 120) -> dict:
     with tempfile.TemporaryDirectory(prefix="irscope-bench-int-") as tmp:
         bundle = os.path.join(tmp, "b.irscope")
-        cmd = [sys.executable, "-m", "irscope", "run", script, "--llvm-passes", "-o", bundle, "-q", *extra]
+        cmd = [sys.executable, "-m", "irscope", "run", script, "--llvm-passes", "-o", bundle, "-q", "--no-open", *extra]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 start_new_session=True)
         t_start = time.perf_counter()

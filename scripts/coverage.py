@@ -106,7 +106,7 @@ def bundle_path(out_dir: Path, v: str) -> Path:
 
 
 def run_one(v: str, py: Path, script: Path, targets: list[str], bundle: Path, timeout: float) -> dict:
-    cmd = [str(ROOT / ".venv" / "bin" / "irscope"), "run", str(script.relative_to(ROOT)), "--python", str(py),
+    cmd = [str(ROOT / ".venv" / "bin" / "irscope"), "run", str(script.relative_to(ROOT)), "--no-open", "--python", str(py),
            *[a for t in targets for a in ("--target", t)], "-o", str(bundle), "--json", "-q"]
     t0 = time.monotonic()
     timed_out = False

@@ -17,10 +17,10 @@ export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 for s in sample_kernels/*.py; do
   n=$(basename "$s" .py)
   $PY "$s" > "$OUT/logs/plain_$n.log" 2>&1; echo "$n plain rc=$? $(tail -n1 "$OUT/logs/plain_$n.log")" >> "$OUT/summary.txt"
-  $PY -m irscope run "$s" -o "$OUT/gpu.irscope" > "$OUT/logs/gpu_$n.log" 2>&1; echo "$n irscope-gpu rc=$?" >> "$OUT/summary.txt"
-  $PY -m irscope run "$s" --target sm_90 -o "$OUT/compile_only.irscope" -q > /dev/null 2> "$OUT/logs/co_$n.log"; echo "$n irscope-compile-only rc=$?" >> "$OUT/summary.txt"
+  $PY -m irscope run "$s" --no-open -o "$OUT/gpu.irscope" > "$OUT/logs/gpu_$n.log" 2>&1; echo "$n irscope-gpu rc=$?" >> "$OUT/summary.txt"
+  $PY -m irscope run "$s" --no-open --target sm_90 -o "$OUT/compile_only.irscope" -q > /dev/null 2> "$OUT/logs/co_$n.log"; echo "$n irscope-compile-only rc=$?" >> "$OUT/summary.txt"
 done
-$PY -m irscope run scripts/torch_compile_model.py -o "$OUT/torch_compile.irscope" > "$OUT/logs/torch_compile.log" 2>&1
+$PY -m irscope run scripts/torch_compile_model.py --no-open -o "$OUT/torch_compile.irscope" > "$OUT/logs/torch_compile.log" 2>&1
 echo "torch_compile irscope rc=$?" >> "$OUT/summary.txt"
 for b in gpu compile_only torch_compile; do $PY -m irscope ls "$OUT/$b.irscope" --json > "$OUT/ls_$b.json" 2>>"$OUT/summary.txt"; done
 $PY scripts/compare_captures.py "$OUT/gpu.irscope" "$OUT/compile_only.irscope" --json "$OUT/compare.json" > "$OUT/compare.txt" 2>&1

@@ -97,7 +97,7 @@ def capture(samples: list[str], workdir: str, *, llvm_passes: bool = False,
     bundle = os.path.join(workdir, bundle_name)
     trace_dir = os.path.join(workdir, "tp_trace_" + Path(bundle_name).stem)
     os.makedirs(trace_dir, exist_ok=True)
-    cmd = [sys.executable, "-m", "irscope", "run", str(Path(__file__).resolve()), "-o", bundle, "-q"]
+    cmd = [sys.executable, "-m", "irscope", "run", str(Path(__file__).resolve()), "-o", bundle, "-q", "--no-open"]
     if llvm_passes:
         cmd.append("--llvm-passes")
     cmd += ["--", "trace", trace_dir, *[str(Path(s).resolve()) for s in samples]]
