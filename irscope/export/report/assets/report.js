@@ -1,0 +1,262 @@
+// irscope report: the kernel page's linked source and stages, and the pass timeline.
+// Every text from the bundle goes into the page through textContent, never as markup.
+"use strict";
+
+async function unpack(b64) {
+  // Texts ride gzip-compressed and base64-encoded (no fetch: the report works from file://).
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return await new Response(stream).text();
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function codeLines(container, lines, firstLine, makeExtra) {
+  // One row per line: number, (extra), text. Built in a fragment: a stage may have 20k lines.
+  const frag = document.createDocumentFragment();
+  const rows = [];
+  lines.forEach((text, i) => {
+    const n = firstLine + i;
+    const row = el("div", "row");
+    row.dataset.line = String(n);
+    row.appendChild(el("span", "num", n));
+    if (makeExtra) makeExtra(row, n);
+    row.appendChild(el("span", "txt", text));
+    frag.appendChild(row);
+    rows.push(row);
+  });
+  container.appendChild(frag);
+  return rows;
+}
+
+const Linked = {
+  stages: [],   // {name, title, lineOps, rows, pane, count}
+  sourceRows: new Map(),
+  selected: null,
+  lineage: {},
+  pictures: {},
+
+  async init(data) {
+    this.lineage = data.lineage || {};
+    const stagesBox = document.getElementById("stages");
+    const texts = await Promise.all(data.stages.map((s) => unpack(s.text)));
+    data.stages.forEach((s, i) => {
+      const pane = el("div", "pane stage-pane");
+      pane.dataset.stage = s.name;
+      const head = el("h3", null, s.title);
+      const count = el("span", "count", "");
+      head.appendChild(count);
+      pane.appendChild(head);
+      if (s.truncated) pane.appendChild(el("p", "note", "cut: the whole text is in 'irscope cat'"));
+      const code = el("div", "code");
+      pane.appendChild(code);
+      const lines = texts[i].replace(/\n$/, "").split("\n");
+      const rows = codeLines(code, lines, 1);
+      stagesBox.appendChild(pane);
+      this.stages.push({ name: s.name, title: s.title, lineOps: s.line_ops, rows, code, count });
+    });
+    const src = data.source;
+    const box = document.getElementById("source");
+    if (!src) {
+      box.appendChild(el("p", "note", "the capture stored no source"));
+      return;
+    }
+    const totals = {};
+    for (const st of this.stages) {
+      for (const [line, ops] of Object.entries(st.lineOps)) totals[line] = (totals[line] || 0) + ops.length;
+    }
+    const rows = codeLines(box, src.lines, src.first_line, (row, n) => {
+      row.appendChild(el("span", "ops", totals[n] ? String(totals[n]) : ""));
+      if (totals[n]) row.classList.add("linked-line");
+    });
+    for (const row of rows) {
+      this.sourceRows.set(Number(row.dataset.line), row);
+      row.addEventListener("click", () => this.select(Number(row.dataset.line)));
+    }
+    const m = /line=(\d+)/.exec(location.hash);
+    if (m) this.select(Number(m[1]));
+  },
+
+  select(line) {
+    if (this.selected !== null) {
+      const old = this.sourceRows.get(this.selected);
+      if (old) old.classList.remove("selected");
+    }
+    this.selected = line;
+    const row = this.sourceRows.get(line);
+    if (row) row.classList.add("selected");
+    for (const st of this.stages) {
+      for (const r of st.code.querySelectorAll(".row.hit")) r.classList.remove("hit");
+      const ops = st.lineOps[String(line)] || [];
+      let first = null;
+      for (const n of ops) {
+        const r = st.rows[n - 1];
+        if (r) {
+          r.classList.add("hit");
+          if (!first) first = r;
+        }
+      }
+      st.count.textContent = ops.length ? ` · ${ops.length} op(s) of line ${line}` : ` · no op of line ${line}`;
+      if (first) st.code.scrollTop = first.offsetTop - st.code.offsetTop - 40;
+    }
+    const box = document.getElementById("lineage");
+    const key = this.lineage[String(line)];
+    if (box) {
+      box.hidden = !key;
+      if (key) {
+        document.getElementById("lineage-line").textContent = String(line);
+        Pictures.url(key, this.pictures[key]).then((url) => {
+          if (this.selected === line) document.getElementById("lineage-img").src = url;
+        });
+      }
+    }
+    history.replaceState(null, "", `#line=${line}`);
+  },
+};
+
+const Timeline = {
+  passes: [],
+  chips: [],
+  current: -1,
+
+  init(passes) {
+    this.passes = passes;
+    const strip = document.getElementById("pass-strip");
+    let stage = null;
+    let group = null;
+    passes.forEach((p, i) => {
+      if (p.stage !== stage) {
+        stage = p.stage;
+        group = el("div", "stage-group");
+        group.appendChild(el("span", "stage-name", stage));
+        strip.appendChild(group);
+      }
+      const chip = el("button", "chip" + (p.changed ? " changed" : ""), String(p.index));
+      chip.type = "button";
+      chip.title = `#${p.index} ${p.name}`;
+      chip.addEventListener("click", () => this.show(i));
+      group.appendChild(chip);
+      this.chips.push(chip);
+    });
+    document.getElementById("prev-pass").addEventListener("click", () => this.step(-1));
+    document.getElementById("next-pass").addEventListener("click", () => this.step(1));
+    document.addEventListener("keydown", (e) => {
+      if (e.target && /INPUT|TEXTAREA|SELECT/.test(e.target.tagName)) return;
+      if (e.key === "ArrowRight") { this.step(1); e.preventDefault(); }
+      if (e.key === "ArrowLeft") { this.step(-1); e.preventDefault(); }
+    });
+    if (!passes.length) {
+      document.getElementById("pass-title").textContent = "no pass snapshots captured";
+      return;
+    }
+    const first = passes.findIndex((p) => p.changed);
+    this.show(first >= 0 ? first : 0);
+  },
+
+  step(dir) {
+    const only = document.getElementById("changed-only").checked;
+    let i = this.current;
+    do {
+      i += dir;
+    } while (i >= 0 && i < this.passes.length && only && !this.passes[i].changed);
+    if (i >= 0 && i < this.passes.length) this.show(i);
+  },
+
+  show(i) {
+    if (this.current >= 0) this.chips[this.current].classList.remove("current");
+    this.current = i;
+    this.chips[i].classList.add("current");
+    this.chips[i].scrollIntoView({ block: "nearest", inline: "nearest" });
+    const p = this.passes[i];
+    document.getElementById("pass-title").textContent =
+      `#${p.index} ${p.stage} · ${p.name}` + (p.argument ? ` (${p.argument})` : "");
+    const secs = p.seconds === null || p.seconds === undefined ? "" : ` · ${(p.seconds * 1000).toFixed(2)} ms`;
+    const summary = p.changed
+      ? `${p.added} op(s) added, ${p.removed} removed, ${p.modified} modified · ops ${p.ops_before} → ${p.ops_after}${secs}`
+      : `did not change the IR${secs}`;
+    document.getElementById("pass-summary").textContent = summary;
+    const list = document.getElementById("pass-changes");
+    list.replaceChildren();
+    const d = p.diff;
+    if (!d) {
+      if (p.changed) list.appendChild(el("li", "note",
+        "the last pass of a stage: its result is the stage text, so no snapshot diff is shown"));
+      return;
+    }
+    if (d.note) list.appendChild(el("li", "note", d.note));
+    if (!d.changes.length) list.appendChild(el("li", "note",
+      "no op changed: the text differs only in locations, names or spacing"));
+    for (const c of d.changes) {
+      const li = el("li", `change ${c.kind}`);
+      li.appendChild(el("span", "kind", c.kind));
+      li.appendChild(el("b", null, c.op));
+      if (c.python_line) li.appendChild(el("span", "py", `py ${c.python_line}`));
+      for (const side of ["before", "after"]) {
+        const ref = c[side];
+        if (!ref) continue;
+        const div = el("div", side);
+        div.appendChild(el("span", "ln", `${side} line ${ref.line}`));
+        div.appendChild(el("code", null, ref.text));
+        li.appendChild(div);
+      }
+      if (c.details.length) {
+        const ul = el("ul");
+        for (const t of c.details) ul.appendChild(el("li", null, t));
+        li.appendChild(ul);
+      }
+      list.appendChild(li);
+    }
+    if (d.total > d.changes.length) {
+      list.appendChild(el("li", "note", `${d.total - d.changes.length} more change(s): irscope diff --passes`));
+    }
+  },
+};
+
+const Pictures = {
+  urls: {},
+  // An SVG is shown only through <img> (from a blob: URL), where it can run no script.
+  async url(key, pic) {
+    if (!this.urls[key]) {
+      // SVG rides gzip-packed; PNG (compressed already) as plain base64.
+      const body = pic.mime === "image/svg+xml"
+        ? await unpack(pic.data)
+        : Uint8Array.from(atob(pic.data), (c) => c.charCodeAt(0));
+      this.urls[key] = URL.createObjectURL(new Blob([body], { type: pic.mime }));
+    }
+    return this.urls[key];
+  },
+  async init(pictures) {
+    for (const node of document.querySelectorAll("[data-picture]")) {
+      const packed = pictures[node.dataset.picture];
+      if (!packed) continue;
+      const url = await this.url(node.dataset.picture, packed);
+      if (node.tagName === "IMG") node.src = url;
+      else node.href = url;
+    }
+  },
+};
+
+async function main() {
+  const node = document.getElementById("kernel-data");
+  if (!node) {
+    document.body.dataset.ready = "1";
+    return;
+  }
+  const data = JSON.parse(node.textContent);
+  Linked.pictures = data.pictures || {};
+  await Linked.init(data);
+  Timeline.init(JSON.parse(await unpack(data.passes)));
+  await Pictures.init(data.pictures || {});
+  document.body.dataset.ready = "1";
+}
+
+main().catch((err) => {
+  document.body.dataset.ready = "error";
+  const p = el("p", "note error", `the page could not start: ${err}`);
+  document.querySelector("main").prepend(p);
+});
