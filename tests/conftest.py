@@ -26,8 +26,12 @@ def irscope(*args, check=False, timeout=600, env=None, cwd=None):
     """Run ``python -m irscope ARGS``; returns the CompletedProcess (text)."""
     # os.environ, not the C-level environment: a pytest plugin sets COLUMNS there
     # (os.putenv), which would narrow every table the commands print.
+    if env is None:
+        # Under pytest-xdist the workers inherit that C-level COLUMNS=80 in os.environ;
+        # a command's width is the test's business (tests that want 80 say so).
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     p = subprocess.run([sys.executable, "-m", "irscope", *map(str, args)], capture_output=True, text=True,
-                       timeout=timeout, env=env if env is not None else dict(os.environ), cwd=cwd)
+                       timeout=timeout, env=env, cwd=cwd)
     if check and p.returncode != 0:
         raise AssertionError(f"irscope {' '.join(map(str, args))} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     return p

@@ -74,3 +74,17 @@ def test_missing_bundle_and_unwritable_folder(tmp_path):
         Bundle.open(str(tmp_path / "nope.irscope"))
     with pytest.raises(IrscopeError, match="does not exist"):
         Bundle.open(str(tmp_path / "no" / "dir" / "b.irscope"), create=True)
+
+
+def test_bundle_path_with_non_utf8_bytes_opens_read_only(tmp_path):
+    # A file name that is not UTF-8 (legal on Linux) reaches us as surrogates; the
+    # read-only URI must carry its raw bytes, not fail as a "damaged bundle".
+    import os
+    import shutil
+    from pathlib import Path
+
+    src = Path(__file__).parent / "data" / "samples_sm90.irscope"
+    odd = os.path.join(os.fsencode(tmp_path), b"b\xff.irscope")
+    shutil.copyfile(src, odd)
+    with Bundle.open(os.fsdecode(odd)) as b:
+        assert len(b.captures()) > 0

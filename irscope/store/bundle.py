@@ -268,7 +268,7 @@ class Bundle:
             # The read-only URI quotes the path: '#', '?' and '%' are legal in file names.
             import urllib.parse  # noqa: PLC0415  (quoting the read-only URI; ~5 ms to import)
 
-            conn = sqlite3.connect(path if create else f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro",
+            conn = sqlite3.connect(path if create else f"file:{urllib.parse.quote(os.fsencode(os.path.abspath(path)))}?mode=ro",
                                    uri=not create, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             if not exists:
