@@ -35,6 +35,8 @@ def add_parser(sub) -> None:
                    help="one bundle: a matrix of each kernel across its Triton versions or targets")
     d.add_argument("--all", action="store_true", help="print every change (default: the first 40 per stage)")
     d.add_argument("--json", action="store_true", help="a JSON object (docs/cli-json.md)")
+    d.add_argument("--tui", action="store_true",
+                   help="open the comparison in the app's diff screen instead of printing it")
 
 
 def main(args) -> int:
@@ -65,6 +67,8 @@ def _dispatch(args, sides: list[Side]) -> int:
     if a.whole_bundle and b.whole_bundle:
         return _bundles(args, a, b)
     if a.file is not None or b.file is not None:
+        if args.tui:
+            raise IrscopeError("--tui compares two captures (or their pass snapshots), not IR files")
         if a.file is None or b.file is None:
             raise IrscopeError("compare a file with a file, or a capture with a capture "
                                "(irscope cat BUNDLE KERNEL --stage S > file.S makes a file of a capture)")
@@ -79,7 +83,24 @@ def _dispatch(args, sides: list[Side]) -> int:
     if args.json:
         print(json.dumps(cmp.to_json(), indent=2))
         return 0
+    if args.tui:
+        return _tui(cmp, ca, cb, args.pass_index is not None)
     print_comparison(stdout_console(), cmp, limit=limit)
+    return 0
+
+
+def tui_app(cmp, a, b, *, passes: bool = False):
+    """The app, built by the factory ``irscope open`` uses, opening on the diff screen
+    of ``cmp`` (captures ``a`` and ``b``). ``passes``: ``cmp`` compares pass snapshots,
+    so the stages' whole texts are not the compared ones and the screen shows the
+    changes only. Raises IrscopeError (one line) before any terminal is touched."""
+    from irscope.tui.app import make_app
+
+    return make_app(a.bundle.path, diff=cmp, diff_sides=None if passes else (a, b))
+
+
+def _tui(cmp, a, b, passes: bool) -> int:
+    tui_app(cmp, a, b, passes=passes).run()
     return 0
 
 

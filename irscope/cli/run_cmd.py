@@ -170,7 +170,20 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
     if output_exists:
         size = os.path.getsize(output)
         console.print(Text(f"bundle: {output} ({human_bytes(size)}, {len(rows)} capture(s) added)"), highlight=False)
-    return _exit_code(verdict, rows, console)
+    code = _exit_code(verdict, rows, console)
+    if rows and _should_open(args):
+        from irscope.cli.open_cmd import open_after_capture
+
+        open_after_capture(output)
+    return code
+
+
+def _should_open(args) -> bool:
+    """Open the viewer at the end only for a person at a terminal: never with
+    ``--no-open``, nor when stdout (or stdin, which the app reads keys from) is not one."""
+    if getattr(args, "no_open", False):
+        return False
+    return sys.stdout.isatty() and sys.stdin.isatty()
 
 
 DETAIL_LINES = 30

@@ -1,0 +1,1 @@
+"""The Textual app behind ``irscope open`` (imports Textual; the core never imports this)."""

@@ -1,0 +1,522 @@
+"""The kernel view: the Python source beside the stage pane, linked line by line.
+
+Moving over a Python line marks its ops in the stage pane and titles each stage tab with
+that line's op count; enter on an op shows its details (types, layout and a warp/lane
+grid, location chain, the pass that made it, what it became); ``]``/``[`` jump to the
+linked op in the next/previous stage, and the Python pane follows. ``v`` splits the pane
+into two stages with linked highlights.
+
+Stage texts are read and parsed in thread workers when first shown, so the UI thread
+never waits on the bundle or the parser; the other stages are indexed in the
+background afterwards, for the tab counts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, Tabs
+
+from irscope.link.lines import python_line
+from irscope.tui import loading
+from irscope.tui.loading import StageIndex
+from irscope.tui.widgets.ir_view import IRView
+from irscope.tui.widgets.op_details import OpDetails, op_detail, render_detail
+from irscope.tui.widgets.search_bar import SearchBar
+from irscope.tui.widgets.status_line import StatusLine
+from irscope.tui.widgets.stage_tabs import StageTabs, tab_title, view_stages
+from irscope.vocab.stages import STAGES
+
+if TYPE_CHECKING:
+    from irscope.core import Capture
+    from irscope.ir import Op
+
+NARROW_WIDTH = 110
+"""Below this many columns the panes stack (source above stages) instead of side by side."""
+
+
+def stage_language(stage: str) -> str | None:
+    """The highlighter family of a stage (``amdgcn`` has no parser but is highlighted)."""
+    info = STAGES.get(stage)
+    if stage == "amdgcn":
+        return "amdgcn"
+    return info.family if info is not None else None
+
+
+class KernelScreen(Screen):
+    """One capture: source, stages, op details, split view."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="kernel.back"),
+        Binding("t", "next_stage_tab", "Next stage tab", id="kernel.next_tab"),
+        Binding("T", "previous_stage_tab", "Previous stage tab", show=False,
+                id="kernel.previous_tab"),
+        Binding("v", "toggle_split", "Split", id="kernel.split"),
+        Binding("right_square_bracket", "jump_next", "Jump next stage", key_display="]",
+                id="kernel.jump_next"),
+        Binding("left_square_bracket", "jump_previous", "Jump previous stage", key_display="[",
+                id="kernel.jump_previous"),
+        Binding("i", "toggle_details", "Details", id="kernel.details"),
+        Binding("p", "passes", "Passes", id="kernel.passes"),
+        Binding("slash", "search", "Search", key_display="/", id="kernel.search"),
+        Binding("n", "next_hit", "Next hit", show=False, id="kernel.next_hit"),
+        Binding("N", "previous_hit", "Previous hit", show=False, id="kernel.previous_hit"),
+    ]
+
+    def __init__(self, capture: "Capture", *, line: int | None = None) -> None:
+        super().__init__()
+        self.capture = capture
+        self.stages = view_stages(capture.stages)
+        """The stages shown as tabs, in pipeline order."""
+        self.stage = self.stages[0] if self.stages else None
+        """The stage shown in the main stage pane."""
+        self.split = False
+        self._indexer = loading.StageIndexes(capture)
+        self.indexes: dict[str, StageIndex] = {}
+        """Stage -> its parsed index, filled by the workers."""
+        self._texts: dict[str, str] = {}
+        self._start_line = line
+        self._detail = None
+        self._search_target: IRView | None = None
+        self._holds: dict[str, str | None] = {"#stage": None, "#stage2": None}
+        """Pane id -> the stage whose text it holds."""
+        self._linked_marks: dict[int, str] = {}
+        self._no_follow = False
+        self._jumping = False
+        """Split pane marks of the ops linked to the op under the main pane's cursor."""
+        src = capture.source
+        self.first_line = src.first_line or 1
+        """File line number of the source pane's first line."""
+        self.source_text = src.text or ""
+
+    # -- layout ------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Horizontal(id="kernel-panes"):
+            with Vertical(id="source-pane"):
+                yield Static(Text(self._source_title(), no_wrap=True, overflow="ellipsis"),
+                             id="source-title", classes="pane-title")
+                yield IRView(self.source_text or "(the capture holds no Python source)",
+                             language="python", id="source", first_number=self.first_line)
+            with Vertical(id="stage-pane"):
+                yield StageTabs(self.stages, id="stage-tabs")
+                with Horizontal(id="stage-views"):
+                    yield IRView("", id="stage")
+                    yield IRView("", id="stage2")
+                yield StatusLine(id="stage-status", classes="pane-status")
+                yield OpDetails(id="details")
+        yield SearchBar(id="search")
+        yield Footer()
+
+    def _source_title(self) -> str:
+        file = self.capture.row.file or "?"
+        return f"{self.capture.kernel}  {file}:{self.first_line}"
+
+    def on_mount(self) -> None:
+        self.title = "irscope"
+        self.sub_title = self.capture.title()
+        self.query_one("#stage2", IRView).display = False
+        self._apply_width(self.app.size.width)
+        source = self.query_one("#source", IRView)
+        source.focus()
+        if self.stage is not None:
+            self.query_one(StageTabs).active = f"tab-{self.stage}"
+            self.show_stage(self.stage)
+        if self._start_line is not None:
+            source.goto_line(self._start_line - self.first_line)
+        self.index_remaining()
+
+    def on_resize(self, event) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        self.set_class(width < NARROW_WIDTH, "-narrow")
+
+    # -- loading -----------------------------------------------------------------
+    def show_stage(self, stage: str, *, pane: str = "#stage") -> None:
+        """Show ``stage`` in a pane: its text now if read, else once a worker read it."""
+        view = self.query_one(pane, IRView)
+        view.border_title = tab_title(stage)
+        if self._holds[pane] == stage:
+            return
+        if stage in self._texts:
+            self._fill(pane, stage)
+        else:
+            view.set_text(f"(reading {tab_title(stage)}...)")
+            self._holds[pane] = None
+            view.loading = True
+            self.load_stage(stage, pane)
+
+    @work(thread=True, group="stage-load")
+    def load_stage(self, stage: str, pane: str) -> None:
+        """Read a stage's text, then parse and index it (both off the UI thread)."""
+        text = self.capture.stage(stage).text
+        if isinstance(text, bytes):
+            text = "(binary stage)"
+        self.app.call_from_thread(self._text_loaded, stage, pane, text)
+        index = self._indexer.get(stage)
+        self.app.call_from_thread(self._index_loaded, index)
+
+    @work(thread=True, group="stage-index", exclusive=True)
+    def index_remaining(self) -> None:
+        """Index every other stage in the background, for the tab counts."""
+        for stage in sorted(self.stages, key=lambda s: s == self.stage):  # the shown one last
+            if stage not in self.indexes:
+                index = self._indexer.get(stage)
+                text = self.capture.stage(stage).text  # read (and cached) by the parse
+                self.app.call_from_thread(self._prefetched, stage,
+                                          text if isinstance(text, str) else "(binary stage)")
+                self.app.call_from_thread(self._index_loaded, index)
+
+    def _prefetched(self, stage: str, text: str) -> None:
+        # A later tab switch then shows the text at once, with no thread hop.
+        self._texts.setdefault(stage, text)
+
+    def _text_loaded(self, stage: str, pane: str, text: str) -> None:
+        self._texts[stage] = text
+        if self._pane_stage(pane) == stage:
+            self._fill(pane, stage)
+
+    def _index_loaded(self, index: StageIndex) -> None:
+        new = index.name not in self.indexes
+        self.indexes.setdefault(index.name, index)
+        # A freshly parsed shown stage scrolls to the line's ops, unless a jump put the
+        # cursor somewhere on purpose.
+        follow = new and index.name == self.stage and not self._jumping
+        self.update_line_marks(follow=("#stage",) if follow else ())
+
+    def _fill(self, pane: str, stage: str) -> None:
+        view = self.query_one(pane, IRView)
+        view.loading = False
+        fresh = self._holds[pane] != stage
+        if fresh:
+            view.set_text(self._texts[stage], language=stage_language(stage))
+            self._holds[pane] = stage
+        # A split pane that just got its text scrolls to the Python line's ops.
+        self.update_line_marks(follow=("#stage2",) if fresh and pane == "#stage2" else ())
+
+    def _pane_stage(self, pane: str) -> str | None:
+        if pane == "#stage":
+            return self.stage
+        return self.split_stage() if self.split else None
+
+    def split_stage(self) -> str | None:
+        """The stage of the split pane: the one after the main stage (or before, at the end)."""
+        if self.stage is None or len(self.stages) < 2:
+            return None
+        at = self.stages.index(self.stage)
+        return self.stages[at + 1] if at + 1 < len(self.stages) else self.stages[at - 1]
+
+    # -- the Python line and its ops ------------------------------------------------
+    @property
+    def python_line(self) -> int:
+        """The file line under the source pane's cursor."""
+        return self.first_line + self.query_one("#source", IRView).cursor_line
+
+    def update_line_marks(self, *, follow: tuple[str, ...] = ()) -> None:
+        """Mark the current Python line's ops in the stage panes; retitle the tabs;
+        the panes named in ``follow`` scroll to the line's first op."""
+        line = self.python_line
+        tabs = self.query_one(StageTabs)
+        tabs.set_counts({s: (self.indexes[s].count(line) if s in self.indexes else None)
+                         for s in self.stages})
+        for pane, stage in (("#stage", self.stage), ("#stage2", self._pane_stage("#stage2"))):
+            if stage is None:
+                continue
+            view = self.query_one(pane, IRView)
+            index = self.indexes.get(stage)
+            if index is None or self._holds[pane] != stage:
+                continue
+            marks = {op.line - 1: "linked" for op in index.by_python_line.get(line, ())}
+            if pane == "#stage2":
+                marks.update(self._linked_marks)
+            view.set_marks(marks)
+            if pane in follow and marks and (pane == "#stage" or not self._linked_marks):
+                view.goto_line(min(marks))
+        self._status()
+
+    def _status(self) -> None:
+        line = self.python_line
+        stage = self.stage
+        parts = [f"python line {line}"]
+        if stage is not None:
+            index = self.indexes.get(stage)
+            if index is None:
+                parts.append(f"{tab_title(stage)}: parsing...")
+            else:
+                parts.append(f"{tab_title(stage)}: {index.count(line)} op(s) on this line")
+                op = self.op_under_cursor()
+                if op is not None:
+                    parts.append(f"cursor on {op.name} (enter: details)")
+        self.query_one("#stage-status", StatusLine).update(
+            Text("  |  ".join(parts), no_wrap=True, overflow="ellipsis"))
+
+    @on(IRView.CursorMoved, "#source")
+    def _source_moved(self, event: IRView.CursorMoved) -> None:
+        follow = ("#stage", "#stage2") if not self._no_follow else ()
+        self._no_follow = False
+        self.update_line_marks(follow=follow)
+
+    @on(IRView.CursorMoved, "#stage")
+    def _stage_moved(self, event: IRView.CursorMoved) -> None:
+        if self.split:
+            self._update_linked_highlight()
+        self._status()
+
+    @on(IRView.LineSelected, "#stage")
+    def _stage_selected(self, event: IRView.LineSelected) -> None:
+        self.show_details()
+
+    @on(IRView.LineSelected, "#stage2")
+    def _stage2_selected(self, event: IRView.LineSelected) -> None:
+        # Selecting in the split pane makes its stage the main one, at that op.
+        stage = self.split_stage()
+        if stage is not None:
+            self.jump_to(stage, event.line + 1)
+
+    def op_under_cursor(self) -> "Op | None":
+        """The op starting on (or enclosing) the stage pane's cursor line, or None."""
+        if self.stage is None or self.stage not in self.indexes:
+            return None
+        index = self.indexes[self.stage]
+        line = self.query_one("#stage", IRView).cursor_line + 1
+        op = index.op_at(line)
+        if op is not None:
+            return op
+        for back in range(line - 1, max(0, line - 50), -1):  # inside a multi-line op
+            op = index.op_at(back)
+            if op is not None:
+                return op if op.end_line >= line else None
+        return None
+
+    # -- tabs --------------------------------------------------------------------
+    @on(Tabs.TabActivated, "#stage-tabs")
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        stage = StageTabs.stage_of(event.tab.id if event.tab else None)
+        if stage is None or stage == self.stage:
+            return
+        self.stage = stage
+        self.show_stage(stage)
+        if self.split:
+            self._show_split()
+        self.query_one(OpDetails).hide()
+
+    def select_stage(self, stage: str) -> None:
+        """Make ``stage`` the main pane's stage (as clicking its tab does)."""
+        if stage in self.stages:
+            self.query_one(StageTabs).active = f"tab-{stage}"
+            if stage != self.stage:  # TabActivated arrives later; switch now so callers see it
+                self.stage = stage
+                self.show_stage(stage)
+                if self.split:
+                    self._show_split()
+
+    def action_next_stage_tab(self) -> None:
+        """Show the next stage."""
+        if self.stage is not None:
+            at = self.stages.index(self.stage)
+            self.select_stage(self.stages[(at + 1) % len(self.stages)])
+
+    def action_previous_stage_tab(self) -> None:
+        """Show the previous stage."""
+        if self.stage is not None:
+            at = self.stages.index(self.stage)
+            self.select_stage(self.stages[(at - 1) % len(self.stages)])
+
+    # -- details and jumps ---------------------------------------------------------
+    def show_details(self) -> None:
+        """Gather the details of the op under the stage cursor (in a worker) and show them."""
+        op = self.op_under_cursor()
+        if op is None or self.stage is None:
+            self.notify("no op starts on this line", severity="warning", timeout=2)
+            return
+        panel = self.query_one(OpDetails)
+        panel.show_text(Text(f"{op.name}: reading links and pass origins...", style="dim"))
+        self.gather_details(self.stage, op)
+
+    @work(thread=True, group="details", exclusive=True)
+    def gather_details(self, stage: str, op: "Op") -> None:
+        """Build the op's details off the UI thread (links and origins are computed once)."""
+        module = self.indexes[stage].module
+        width = max(8, (self.app.size.width - 12) // 3)
+        detail = op_detail(self.capture, stage, op, module, self.stages, grid_cols=min(16, width))
+        self.app.call_from_thread(self._details_ready, detail)
+
+    def _details_ready(self, detail) -> None:
+        self._detail = detail
+        self.query_one(OpDetails).show_text(render_detail(detail))
+
+    def action_toggle_details(self) -> None:
+        """Show or hide the op details."""
+        panel = self.query_one(OpDetails)
+        if panel.shown:
+            panel.hide()
+        else:
+            self.show_details()
+
+    def action_jump_next(self) -> None:
+        """Jump to what the selected op became in the next stage."""
+        self._jump(+1)
+
+    def action_jump_previous(self) -> None:
+        """Jump to what the selected op came from in the previous stage."""
+        self._jump(-1)
+
+    def _jump(self, direction: int) -> None:
+        d = self._detail
+        if d is None or d.stage != self.stage:
+            self.notify("select an op first (enter on a stage line)", severity="warning",
+                        timeout=2)
+            return
+        target = d.next_stage if direction > 0 else d.previous_stage
+        ops = d.links.get(target, []) if target else []
+        if not ops:
+            self.notify(f"nothing linked in the {'next' if direction > 0 else 'previous'} stage",
+                        severity="warning", timeout=2)
+            return
+        self.jump_to(target, ops[0].line)
+
+    def jump_to(self, stage: str, text_line: int) -> None:
+        """Show ``stage`` at 1-based ``text_line`` and move the Python pane to its line."""
+        self._jumping = True
+        self.select_stage(stage)
+        view = self.query_one("#stage", IRView)
+
+        def go() -> None:
+            self._jumping = False
+            view.goto_line(text_line - 1)
+            view.focus()
+            index = self.indexes.get(stage)
+            op = index.op_at(text_line) if index is not None else None
+            if op is not None:
+                py = python_line(op.location, self.capture.row.file)
+                source = self.query_one("#source", IRView)
+                if py is not None and 0 <= py - self.first_line < source.line_count:
+                    if source.cursor_line != py - self.first_line:
+                        self._no_follow = True  # the stage pane stays on the jump target
+                    source.goto_line(py - self.first_line)
+                self.show_details()
+
+        if stage in self._texts and stage in self.indexes:
+            go()
+        else:
+            self._after_load(stage, go)
+
+    @work(thread=True, group="jump", exclusive=True)
+    def _after_load(self, stage: str, then) -> None:
+        # The stage is read and indexed by its own worker; the core caches the parse, so
+        # indexing here again costs a lookup, and the callback runs once both are in.
+        text = self.capture.stage(stage).text
+        index = self._indexer.get(stage)
+
+        def done() -> None:
+            self._texts.setdefault(stage, text if isinstance(text, str) else "(binary stage)")
+            self.indexes.setdefault(stage, index)
+            if self.stage == stage:
+                self._fill("#stage", stage)
+            then()
+
+        self.app.call_from_thread(done)
+
+    # -- split view ----------------------------------------------------------------
+    def action_toggle_split(self) -> None:
+        """Show two stages side by side (the main one and the next)."""
+        self.split = not self.split
+        view = self.query_one("#stage2", IRView)
+        view.display = self.split
+        self.set_class(self.split, "-split")
+        if self.split:
+            self._show_split()
+        else:
+            self._linked_marks = {}
+
+    def _show_split(self) -> None:
+        stage = self.split_stage()
+        if stage is not None:
+            self.show_stage(stage, pane="#stage2")
+            self._update_linked_highlight()
+
+    def _update_linked_highlight(self) -> None:
+        op = self.op_under_cursor()
+        other = self.split_stage()
+        if op is None or other is None or self.stage is None:
+            self._linked_marks = {}
+            self.update_line_marks()
+            return
+        self.linked_ops(self.stage, op.line, other)
+
+    @work(thread=True, group="linked", exclusive=True)
+    def linked_ops(self, stage: str, line: int, other: str) -> None:
+        """What the op under the cursor is linked to in the split pane's stage."""
+        from irscope.errors import IrscopeError
+
+        try:
+            got = self.capture.links_for_op(stage, line).links.get(other, [])
+        except IrscopeError:
+            got = []
+        self.app.call_from_thread(self._linked_ready, other, [o.line for o in got])
+
+    def _linked_ready(self, other: str, lines: list[int]) -> None:
+        if other != self.split_stage():
+            return
+        self._linked_marks = {ln - 1: "hit" for ln in lines}
+        self.update_line_marks()
+        if lines:
+            self.query_one("#stage2", IRView).goto_line(lines[0] - 1)
+
+    # -- search ------------------------------------------------------------------
+    def _focused_view(self) -> IRView:
+        focused = self.focused
+        if isinstance(focused, IRView):
+            return focused
+        return self._search_target or self.query_one("#source", IRView)
+
+    def action_search(self) -> None:
+        """Search the focused pane."""
+        self._search_target = self._focused_view()
+        self.query_one(SearchBar).open(self._search_target.search_query)
+
+    @on(SearchBar.Submitted)
+    def _search_submitted(self, event: SearchBar.Submitted) -> None:
+        view = self._search_target or self.query_one("#source", IRView)
+        hits = view.search(event.query)
+        view.focus()
+        if event.query:
+            self.notify(f"{hits} line(s) match" + ("" if hits else f": {event.query}"),
+                        timeout=2, markup=False)
+
+    @on(SearchBar.Closed)
+    def _search_closed(self, event: SearchBar.Closed) -> None:
+        (self._search_target or self.query_one("#source", IRView)).focus()
+
+    def action_next_hit(self) -> None:
+        """Go to the next search hit in the focused pane."""
+        view = self._focused_view()
+        if not view.next_hit():
+            self.notify("no search hits (/ to search)", timeout=2)
+
+    def action_previous_hit(self) -> None:
+        """Go to the previous search hit in the focused pane."""
+        view = self._focused_view()
+        if not view.previous_hit():
+            self.notify("no search hits (/ to search)", timeout=2)
+
+    # -- other screens -------------------------------------------------------------
+    def action_passes(self) -> None:
+        """Step through the passes of the current stage."""
+        stage = self.stage if self.stage in ("ttir", "ttgir", "llir") else "ttgir"
+        self.app.open_passes(self.capture, stage)
+
+    def action_back(self) -> None:
+        """Back to the browser (or close the details first)."""
+        panel = self.query_one(OpDetails)
+        if panel.shown:
+            panel.hide()
+            return
+        self.app.pop_screen()

@@ -1,0 +1,1 @@
+"""Widgets of the irscope app, grouped by the screen area they fill."""
