@@ -15,14 +15,6 @@ MARK = {ADDED: ("+", "green"), REMOVED: ("-", "red"), CHANGED: ("~", "yellow"), 
 FOLD_CONTEXT = 0
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.3g}"
-    return str(v)
-
-
 def summary_table(cmp: Comparison) -> Table:
     """1. per stage: ops matched, added, removed, moved, changed; ops per dialect."""
     t = Table(title=Text("IR, op by op (SSA renaming ignored)"), header_style="bold", title_justify="left")
@@ -59,8 +51,7 @@ def metadata_table(cmp: Comparison) -> Table | None:
     for col in ("", "before", "after", "delta"):
         t.add_column(col, justify="left" if not col or col == "" else "right")
     for d in rows:
-        delta = "" if d.delta is None else (f"{d.delta:+g}" + (f" ({d.ratio:.2f}x)" if d.ratio else ""))
-        t.add_row(Text(d.name), Text(_fmt(d.before)), Text(_fmt(d.after)), Text(delta))
+        t.add_row(Text(d.name), Text(d.before_text), Text(d.after_text), Text(d.delta_text))
     return t
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
+from irscope.cli.flags import add_selection
 from irscope.errors import IrscopeError
 
 FORMATS = ("svg", "png", "dot", "json")
@@ -29,10 +30,7 @@ def add_parser(sub) -> None:
         description="Op graphs of a stage or pass snapshot (nodes are ops, edges def-use, regions nested "
                     "clusters), the pass pipeline (--pipeline) or the lineage of one Python line (--lineage), "
                     "drawn by Graphviz's dot.")
-    p.add_argument("bundle", metavar="BUNDLE")
-    p.add_argument("kernel", metavar="KERNEL", help="kernel name (or a capture id like #3)")
-    p.add_argument("--target", metavar="T", help="e.g. sm_90 (default: the kernel's first capture)")
-    p.add_argument("--variant", metavar="V", help="variant label, a unique prefix of one, or its index")
+    add_selection(p)
     p.add_argument("--stage", default="ttgir", help="ttir, ttgir, llir, ptx, sass (default ttgir)")
     p.add_argument("--format", choices=FORMATS, help="svg, png, dot or json (default: from -o's extension; "
                    "dot on stdout without -o)")

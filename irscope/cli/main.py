@@ -63,13 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="a JSON list, one object per capture")
     ls.add_argument("--runs", action="store_true", help="list the capture runs (provenance) instead")
 
-    def selection(sp, kernel_optional=False):
-        """BUNDLE [KERNEL] --target --variant: how every reading command picks a capture."""
-        sp.add_argument("bundle", metavar="BUNDLE")
-        sp.add_argument("kernel", metavar="KERNEL", nargs="?" if kernel_optional else None,
-                        help="kernel name (or a capture id like #3)")
-        sp.add_argument("--target", metavar="T", help="e.g. sm_90 (default: the kernel's first capture)")
-        sp.add_argument("--variant", metavar="V", help="variant label, a unique prefix of one, or its index")
+    from irscope.cli.flags import add_selection as selection
 
     cat = sub.add_parser("cat", help="print one stage or pass snapshot of a kernel")
     selection(cat)

@@ -23,6 +23,15 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def format_value(v: Any) -> str:
+    """A metadata value as every view prints it: ``-`` for none, floats to 3 digits."""
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return str(v)
+
+
 @dataclass(frozen=True, slots=True)
 class FieldDelta:
     """One figure on side A (``before``) and side B (``after``)."""
@@ -54,6 +63,23 @@ class FieldDelta:
         if not self.numeric or not self.before:
             return None
         return round(self.after / self.before, 4)
+
+    @property
+    def before_text(self) -> str:
+        """``before`` as every view prints it (``-`` for none, 3 significant digits)."""
+        return format_value(self.before)
+
+    @property
+    def after_text(self) -> str:
+        """``after`` as every view prints it."""
+        return format_value(self.after)
+
+    @property
+    def delta_text(self) -> str:
+        """``+33 (1.19x)`` for numbers, '' otherwise."""
+        if self.delta is None:
+            return ""
+        return f"{self.delta:+g}" + (f" ({self.ratio:.2f}x)" if self.ratio else "")
 
     def to_json(self) -> dict:
         return {"name": self.name, "group": self.group, "before": self.before, "after": self.after,

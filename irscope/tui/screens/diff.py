@@ -32,20 +32,11 @@ from irscope.tui.widgets.search_bar import SearchBar
 _LANGUAGE = {"ttir": "mlir", "ttgir": "mlir", "mlir": "mlir", "llir": "llvm", "ptx": "ptx", "sass": "sass"}
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.3g}"
-    return str(v)
-
-
 def delta_text(d: FieldDelta) -> Text:
     """``+33 (1.19x)`` for numbers, '' otherwise."""
     if d.delta is None:
         return Text("")
-    s = f"{d.delta:+g}" + (f" ({d.ratio:.2f}x)" if d.ratio else "")
-    return Text(s, style="green" if d.delta < 0 else "red" if d.delta > 0 else "dim")
+    return Text(d.delta_text, style="green" if d.delta < 0 else "red" if d.delta > 0 else "dim")
 
 
 def elide_common(a: str, b: str, keep: int = 16) -> tuple[str, str]:
@@ -187,8 +178,8 @@ class DiffScreen(Screen):
         rows = self.metadata_rows()
         for d in rows:
             style = "" if d.changed else "dim"
-            t.add_row(Text(d.name, style=style), Text(d.group, style="dim"), Text(_fmt(d.before), style=style),
-                      Text(_fmt(d.after), style=style), delta_text(d), key=d.name)
+            t.add_row(Text(d.name, style=style), Text(d.group, style="dim"), Text(d.before_text, style=style),
+                      Text(d.after_text, style=style), delta_text(d), key=d.name)
         if not rows:
             t.add_row(Text("no field differs" if self.comparison.metadata else "no metadata compared",
                            style="italic"), "", "", "", "")
