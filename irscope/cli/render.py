@@ -16,21 +16,10 @@ from rich.text import Text
 
 from irscope.core import Capture, Occupancy
 from irscope.vocab.stages import STAGES
+from irscope.vocab.units import human_bytes  # noqa: F401  (re-exported for the commands)
 
 PIPED_WIDTH = 200
 """Width of output that goes to a pipe or file when ``COLUMNS`` is not set."""
-
-
-def human_bytes(n: int | None) -> str:
-    """1536 -> '1.5 KiB'."""
-    if n is None:
-        return "-"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def _num(v) -> str:

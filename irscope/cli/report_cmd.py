@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     """Build the report; progress on stderr, the folder's path on stdout."""
     from irscope.export.report import build_report
-    from irscope.export.report.build import human_size
+    from irscope.vocab.units import human_bytes
 
     def progress(msg: str) -> None:
         if not args.quiet:
@@ -35,5 +35,5 @@ def main(args) -> int:
     for note in result.notes:
         progress(note)
     print(f"{result.path}/index.html: {result.kernels} kernel page(s), {len(result.pages)} page(s), "
-          f"{human_size(result.total_bytes)}")
+          f"{human_bytes(result.total_bytes)}")
     return 0

@@ -12,6 +12,7 @@ from irscope.export.report.collect import KernelMeta, SourceView, StageText
 from irscope.export.report.embed import esc, json_block, pack, pack_json
 from irscope.export.report.pictures import KernelPictures, Picture
 from irscope.export.report.timeline import PassStep, change_json
+from irscope.vocab.units import human_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,17 +28,6 @@ class Stamp:
     def to_json(self) -> dict:
         return {"command": self.command, "irscope_version": self.irscope_version,
                 "triton_versions": list(self.triton_versions), "created": self.created}
-
-
-def _human_bytes(n: int | None) -> str:
-    if n is None:
-        return "-"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB"):
-        if size < 1024 or unit == "MiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def _num(v) -> str:
@@ -77,7 +67,7 @@ def _meta_row(m: KernelMeta, with_bundle: bool) -> str:
     variant = esc(m.variant or "-").replace(",", ",<wbr>")  # long labels wrap between fields
     cells = [f'<a href="{esc(m.page)}">{esc(m.kernel)}</a>', variant, esc(m.target),
              esc(m.triton_version or "-"), _num(m.num_warps), _num(m.num_stages), _num(m.registers),
-             esc(_human_bytes(m.spills)), esc(_human_bytes(m.shared)), esc(m.occupancy or "-"), compile_,
+             esc(human_bytes(m.spills)), esc(human_bytes(m.shared)), esc(m.occupancy or "-"), compile_,
              str(m.passes), esc(status)]
     wrap = {1, len(cells) - 1}  # variant and status may wrap; numbers never do
     if with_bundle:
@@ -140,7 +130,7 @@ def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageT
     facts = [("bundle", meta.bundle), ("capture", f"#{meta.capture_id}"), ("variant", meta.variant or "-"),
              ("target", meta.target), ("Triton", meta.triton_version or "-"), ("warps", _num(meta.num_warps)),
              ("stages", _num(meta.num_stages)), ("registers", _num(meta.registers)),
-             ("spills", _human_bytes(meta.spills)), ("shared", _human_bytes(meta.shared)),
+             ("spills", human_bytes(meta.spills)), ("shared", human_bytes(meta.shared)),
              ("occupancy", meta.occupancy or "-"),
              ("compile", "-" if meta.compile_seconds is None else f"{meta.compile_seconds:.2f} s"),
              ("passes", str(meta.passes))]
