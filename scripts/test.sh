@@ -2,4 +2,6 @@
 # The whole test suite (CI runs exactly this). Quick subset: scripts/test.sh -m "not slow"
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec .venv/bin/python -m pytest -q "$@"
+# Two workers (CI has 2 cores; most tests wait on compiler subprocesses), one test
+# file per worker so module fixtures (captured bundles) are built once.
+exec .venv/bin/python -m pytest -q -n "${IRSCOPE_TEST_WORKERS:-2}" --dist loadfile "$@"
