@@ -507,3 +507,23 @@ def test_cli_open_errors_are_one_line(tmp_path):
         assert p.returncode == 1, args
         assert p.stderr.startswith("irscope: error: ") and p.stderr.count("\n") == 1, p.stderr
         assert "Traceback" not in p.stderr
+
+
+def test_run_opens_the_app_only_for_a_terminal_without_no_open(monkeypatch):
+    from types import SimpleNamespace
+
+    from irscope.cli import run_cmd
+
+    class Tty:
+        def __init__(self, tty):
+            self.tty = tty
+
+        def isatty(self):
+            return self.tty
+
+    monkeypatch.setattr(run_cmd.sys, "stdin", Tty(True))
+    monkeypatch.setattr(run_cmd.sys, "stdout", Tty(True))
+    assert run_cmd._should_open(SimpleNamespace(no_open=False))
+    assert not run_cmd._should_open(SimpleNamespace(no_open=True))
+    monkeypatch.setattr(run_cmd.sys, "stdout", Tty(False))  # piped: never wait on the app
+    assert not run_cmd._should_open(SimpleNamespace(no_open=False))
