@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from irscope.cli.flags import add_selection
 from irscope.errors import IrscopeError
 
 
@@ -19,10 +20,7 @@ def add_parser(sub) -> None:
         description="Open BUNDLE in irscope's terminal app: the kernel browser, or with KERNEL "
                     "that capture's kernel view. Keys: ? lists them; ctrl+p the command palette. "
                     "Remap keys in ~/.config/irscope/keymap.toml (or the file IRSCOPE_KEYMAP names).")
-    p.add_argument("bundle", metavar="BUNDLE")
-    p.add_argument("kernel", metavar="KERNEL", nargs="?", help="kernel name (or a capture id like #3)")
-    p.add_argument("--target", metavar="T", help="e.g. sm_90 (default: the kernel's first capture)")
-    p.add_argument("--variant", metavar="V", help="variant label, a unique prefix of one, or its index")
+    add_selection(p, kernel_optional=True)
 
 
 def main(args) -> int:

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from irscope.errors import IrscopeError
 from irscope.link.lines import python_line
+from irscope.vocab.units import human_bytes
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -40,18 +41,6 @@ VARIANT_WIDTH = 24
 _NUMERIC = {"id", "warps", "stages", "regs", "spills", "shared", "compile"}
 _FIELD = re.compile(r",(?=[A-Za-z_][\w.]*=)")
 _LIMIT = {"registers": "regs", "shared": "smem", "warps": "warps", "blocks": "blocks"}
-
-
-def human_bytes(n: int | None) -> str:
-    """1536 -> '1.5 KiB' (the listing's units)."""
-    if n is None:
-        return "-"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"
 
 
 def variant_fields(label: str) -> list[str]:
