@@ -91,3 +91,22 @@ def test_a_failed_export_leaves_the_old_file(tmp_path):
     out.write_text("old")
     _error(irscope("export", SAMPLES, "add_kernel", "--op", "nothing", "-o", out))
     assert out.read_text() == "old"
+
+
+def test_lineage_is_op_exact_where_exact_links_were_captured(tmp_path):
+    # vector_add_exact.irscope: a real `irscope run sample_kernels/vector_add.py
+    # --exact-links` (Triton 3.6, sm_90). Line 22 is the first tl.load.
+    data = Path(__file__).parent / "data"
+    notes = {}
+    for name in ("vector_add_exact", "samples_sm90"):
+        out = tmp_path / f"{name}.json"
+        irscope("export", data / f"{name}.irscope", "add_kernel", "--lineage", "22", "-o", out, check=True)
+        g = json.loads(out.read_text())
+        notes[name] = g["graph"]["notes"]
+        kinds = {e["link"] for e in g["edges"] if e["kind"] == "link"}
+        if name == "vector_add_exact":
+            assert "exact" in kinds and not kinds & {"same-location", "same-line"}
+        else:
+            assert "exact" not in kinds and "same-location" in kinds
+    assert any(n.startswith("ttgir -> llir:") and "op-exact (--exact-links)" in n for n in notes["vector_add_exact"])
+    assert any(n.startswith("ttgir -> llir:") and "by location only" in n for n in notes["samples_sm90"])

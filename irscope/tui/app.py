@@ -43,14 +43,16 @@ def load_keymap(path: str | os.PathLike | None = None) -> dict[str, str]:
     No file (and no ``IRSCOPE_KEYMAP``): an empty keymap. A named file that is missing
     or malformed raises IrscopeError (one line, before the app starts).
     """
-    import tomllib
-
     explicit = path is not None or bool(os.environ.get(KEYMAP_ENV))
     target = Path(path if path is not None else os.environ.get(KEYMAP_ENV) or default_keymap_path())
     if not target.is_file():
         if explicit:
             raise IrscopeError(f"keymap file {str(target)!r} not found")
         return {}
+    try:
+        import tomllib  # noqa: PLC0415  (3.11+; only when a keymap file exists)
+    except ImportError:
+        raise IrscopeError(f"keymap {str(target)!r}: reading keymap files needs Python 3.11 or later") from None
     try:
         data = tomllib.loads(target.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
