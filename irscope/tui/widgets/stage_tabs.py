@@ -7,7 +7,8 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
-from textual.widgets import Tab, Tabs
+from textual.content import Content
+from textual.widgets import Static, Tab, Tabs
 
 from irscope.vocab.stages import STAGES
 
@@ -51,7 +52,15 @@ class StageTabs(Tabs):
             count = counts.get(stage)
             if self._counts.get(stage, -1) != count:
                 self._counts[stage] = count
-                self.query_one(f"#tab-{stage}", Tab).label = tab_label(stage, count)
+                tab = self.query_one(f"#tab-{stage}", Tab)
+                label = Content.from_text(tab_label(stage, count))
+                if label.cell_length == tab.label.cell_length:
+                    # Same width: repaint the tab only. Setting ``label`` relayouts the
+                    # tab bar and re-slides its underline, most of a line move's cost.
+                    Static.update(tab, label, layout=False)
+                    tab._label = label  # Tab.label in step (Tab has no public way)
+                else:
+                    tab.label = label
 
     def count(self, stage: str) -> int | None:
         """The count shown on ``stage``'s tab (None: not known yet)."""
