@@ -45,6 +45,19 @@ def _clean(line: str) -> str:
     return _CONTROL.sub("\ufffd", line.expandtabs(4))
 
 
+class _LineMessage(Message):
+    """A message about one line of an IRView (``line`` is 0-based)."""
+
+    def __init__(self, ir_view: "IRView", line: int) -> None:
+        super().__init__()
+        self.ir_view = ir_view
+        self.line = line
+
+    @property
+    def control(self) -> "IRView":
+        return self.ir_view
+
+
 class IRView(ScrollView, can_focus=True):
     """Virtual-rendering read-only text pane with a cursor, marks, highlighting and search."""
 
@@ -99,29 +112,11 @@ class IRView(ScrollView, can_focus=True):
     cursor_line: reactive[int] = reactive(0, repaint=False, layout=False)
     """0-based line of the cursor; the row is drawn highlighted and kept in view."""
 
-    class CursorMoved(Message):
+    class CursorMoved(_LineMessage):
         """Posted when ``cursor_line`` changes."""
 
-        def __init__(self, ir_view: "IRView", line: int) -> None:
-            super().__init__()
-            self.ir_view = ir_view
-            self.line = line
-
-        @property
-        def control(self) -> "IRView":
-            return self.ir_view
-
-    class LineSelected(Message):
+    class LineSelected(_LineMessage):
         """Posted on enter, or on a click on a line."""
-
-        def __init__(self, ir_view: "IRView", line: int) -> None:
-            super().__init__()
-            self.ir_view = ir_view
-            self.line = line
-
-        @property
-        def control(self) -> "IRView":
-            return self.ir_view
 
     def __init__(self, text: str = "", *, language: str | None = None,
                  name: str | None = None, id: str | None = None,
