@@ -229,6 +229,26 @@ def version_matrix(out_dir: Path, versions: list[str]) -> dict | None:
     return data
 
 
+def _cap_key(c: dict) -> tuple:
+    return (c["script"], c["target"], c["kernel"], c["variant"])
+
+
+def merge_captures(recorded: list[dict], read: list[dict]) -> list[dict]:
+    """Captures read from the bundle now, plus those recorded in the JSON by earlier runs
+    whose bundle is gone (bundles are scratch, out/ is not kept): a cell once captured
+    stays in the report. What the bundle holds wins over the record."""
+    have = {_cap_key(c) for c in read}
+    return [c for c in recorded if _cap_key(c) not in have] + read
+
+
+def pick_matrix(recorded: dict | None, now: dict | None) -> dict | None:
+    """The version matrix over the most versions: the one built now unless its bundles
+    are partly gone and the recorded one covers more sides."""
+    if now is None or (recorded and len(recorded.get("sides", [])) > len(now.get("sides", []))):
+        return recorded
+    return now
+
+
 # -- the report ---------------------------------------------------------------
 
 def first_line(s: str | None, n: int = 110) -> str:
@@ -513,7 +533,7 @@ def main() -> int:
     captures, cells = {}, {}
     for v in all_versions:
         p = bundle_path(out_dir, v)
-        caps = read_bundle(p) if p.exists() else []
+        caps = merge_captures(old.get("captures", {}).get(v, []), read_bundle(p) if p.exists() else [])
         captures[v] = caps
         cells[v] = {t: cell(v, t, runs, caps, script_names) for t in all_targets}
     data = {
@@ -523,7 +543,8 @@ def main() -> int:
                               f"Python {platform.python_version()}",
                    "timeout_s": a.timeout, "torch": TORCH, "numpy": NUMPY},
         "versions": all_versions, "targets": all_targets, "venvs": venvs, "runs": runs_list,
-        "cells": cells, "captures": captures, "matrix": version_matrix(out_dir, all_versions)}
+        "cells": cells, "captures": captures,
+        "matrix": pick_matrix(old.get("matrix"), version_matrix(out_dir, all_versions))}
     with _locked(json_path):
         cur = json.loads(json_path.read_text()) if json_path.exists() else {}
         data["runs"] = cur.get("runs", runs_list)  # runs another invocation added meanwhile stay
