@@ -88,3 +88,37 @@ def test_bundle_path_with_non_utf8_bytes_opens_read_only(tmp_path):
     shutil.copyfile(src, odd)
     with Bundle.open(os.fsdecode(odd)) as b:
         assert len(b.captures()) > 0
+
+
+def test_a_text_near_a_packs_start_is_read_without_the_rest(tmp_path):
+    """A pack is decompressed only as far as it is read: the first text reads even when
+    the pack's tail is damaged, and reading past the damage says so in one line."""
+    import lzma
+    import random
+
+    from irscope.store.blobs import BlobStore
+
+    conn = sqlite3.connect(":memory:")
+    conn.executescript("CREATE TABLE packs (id INTEGER PRIMARY KEY, codec TEXT NOT NULL, raw_size INTEGER NOT NULL,"
+                       " data BLOB NOT NULL, run_id INTEGER);"
+                       "CREATE TABLE blobs (id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE, pack INTEGER NOT NULL,"
+                       " offset INTEGER NOT NULL, size INTEGER NOT NULL, binary INTEGER NOT NULL);")
+    store = BlobStore(conn, "t.irscope")
+    rng = random.Random(3)
+    first = "module { // the stage text a viewer opens first }\n"
+    # incompressible bulk after it, so its damage lies far past the first text's bytes
+    bulk = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(3 << 20))
+    a, b = store.put_many([first, bulk])
+    assert store.get(a) == first and store.get(b) == bulk  # intact: both read
+    data = bytearray(conn.execute("SELECT data FROM packs").fetchone()[0])
+    data[len(data) // 2: len(data) // 2 + 64] = bytes(64)
+    conn.execute("UPDATE packs SET data=?", (bytes(data),))
+    fresh = BlobStore(conn, "t.irscope")
+    assert fresh.get(a) == first
+    with pytest.raises(IrscopeError, match=r"t.irscope: damaged bundle: pack 1 does not decompress"):
+        fresh.get(b)
+    cut = BlobStore(conn, "t.irscope")
+    conn.execute("UPDATE packs SET data=?", (bytes(data[: len(data) // 4]),))
+    assert cut.get(a) == first
+    with pytest.raises(IrscopeError, match=r"pack 1 does not decompress \(Compressed data ended"):
+        cut.get(b)

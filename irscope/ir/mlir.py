@@ -13,7 +13,7 @@ import functools
 import re
 
 from ._guard import parser
-from ._scan import odd_quotes, split_loc, split_top, top_level, matching
+from ._scan import _BRACKET_RE, odd_quotes, split_loc, split_top, top_level, matching
 from ._template import Templater
 from .forms import erase_names, normalise_op_text
 from .mlir_loc import LocResolver
@@ -118,10 +118,17 @@ def _op(s: str, lazy: bool = False) -> tuple:
         body, opens = body[:-2], True
     elif lazy:
         return _unread_op(name, results, loc, generic)
-    a_start, a_end, colon = top_level(body)
-    types = body[colon + 3:].strip() if colon >= 0 else ""
-    head = body[:colon] if colon >= 0 else body
-    attrs = body[a_start:a_end] if a_start >= 0 and (colon < 0 or a_start < colon) else ""
+    colon = body.find(" : ")
+    if colon >= 0 and '"' not in body and _BRACKET_RE.search(body, 0, colon) is None \
+            and body.find(" : ", colon + 3) < 0:
+        # The common op (`%a, %b : tensor<...>`): one colon, nothing nested before it,
+        # so it is the top-level one and there is no attribute group.
+        head, types, attrs = body[:colon], body[colon + 3:].strip(), ""
+    else:
+        a_start, a_end, colon = top_level(body)
+        types = body[colon + 3:].strip() if colon >= 0 else ""
+        head = body[:colon] if colon >= 0 else body
+        attrs = body[a_start:a_end] if a_start >= 0 and (colon < 0 or a_start < colon) else ""
     operands = _VALUE_RE.findall(head)
     defs: tuple = ()
     if " = " in head:

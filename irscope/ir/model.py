@@ -138,9 +138,9 @@ class Op:
     def signature(self, aliases=None):
         """Operand and result types, parsed (:func:`irscope.ir.types.op_types`);
         encodings resolve through ``aliases`` (the module's ``encodings``)."""
-        from .types import op_types
+        from . import types  # on first use: a stage's text is shown without them
 
-        return op_types(self, aliases)
+        return types.parse_op_types(self.types, aliases, num_results=len(self.results))
 
     def attribute_values(self) -> dict:
         """The attribute dictionary, name -> typed value
@@ -298,6 +298,48 @@ class Function:
                 yield from op.walk()
 
 
+class AliasTable(dict):
+    """A module's aliases (name -> attribute text), with a memo of the encodings
+    decoded through it: a TTGIR prints a few layouts and uses each on hundreds of
+    types, and a decode's dependencies cost more to find than to look up. Any
+    change to the table clears the memo."""
+
+    __slots__ = ("decoded",)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.decoded: dict = {}
+
+    def __setitem__(self, key, value) -> None:
+        self.decoded.clear()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key) -> None:
+        self.decoded.clear()
+        super().__delitem__(key)
+
+    def __ior__(self, other):
+        self.decoded.clear()
+        return super().__ior__(other)
+
+    def _changing(name):  # noqa: N805 - builds the other mutators below
+        def method(self, *args, **kwargs):
+            self.decoded.clear()
+            return getattr(dict, name)(self, *args, **kwargs)
+        method.__name__ = name
+        return method
+
+    update = _changing("update")
+    pop = _changing("pop")
+    popitem = _changing("popitem")
+    clear = _changing("clear")
+    setdefault = _changing("setdefault")
+    del _changing
+
+    def __reduce__(self):
+        return (AliasTable, (dict(self),))
+
+
 @dataclass(slots=True, eq=False)
 class Module:
     """The parse of one stage text (or one pass snapshot)."""
@@ -309,7 +351,7 @@ class Module:
     globals: list[Op] = field(default_factory=list)
     """Module-level ops outside functions (``llvm.mlir.global``, declarations, opaque
     unknown lines), in text order."""
-    encodings: dict[str, str] = field(default_factory=dict)
+    encodings: dict[str, str] = field(default_factory=AliasTable)
     """MLIR attribute/type aliases other than locations: ``#blocked`` -> ``#ttg.blocked<{...}>``."""
     loc_aliases: dict[str, str] = field(default_factory=dict)
     """Location tables as written: MLIR ``#loc3`` -> ``"k.py":6:24``; LLVM ``!7`` ->

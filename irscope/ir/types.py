@@ -122,12 +122,17 @@ def _encoding_text(ref: str | None, aliases: Mapping[str, str] | None) -> str | 
     return ref
 
 
+_decoder = None
+
+
 def _decode(ref: str | None, aliases: Mapping[str, str] | None):
+    global _decoder
     if ref is None:
         return None
-    # Imported here: the layouts package is written separately and may be absent.
-    from irscope.ir.layouts import decode_encoding
-    return decode_encoding(ref, aliases)
+    if _decoder is None:  # on first use: showing a stage's text needs no layouts
+        from irscope.ir.layouts import decode_encoding
+        _decoder = decode_encoding
+    return _decoder(ref, aliases)
 
 
 @dataclass(frozen=True, slots=True)

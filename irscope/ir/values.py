@@ -198,12 +198,18 @@ def _build(function: Function) -> DefUse:
 
 def _define(du: DefUse, op: Op, names, types: list[str] | None) -> None:
     """``types`` None: read on first use (:attr:`SSAValue.type_text`)."""
-    results = tuple(OpResult(n, types[i] if types is not None else None, op=op, index=i)
-                    for i, n in enumerate(names))
-    for r in results:
-        du.values[r.name] = r
-    if results:
-        du._results[id(op)] = results
+    if not names:
+        return
+    values = du.values
+    if types is None and len(names) == 1:  # most ops: one result, its type read on first use
+        r = values[names[0]] = OpResult(names[0], None, [], op, 0)
+        du._results[id(op)] = (r,)
+        return
+    results = []
+    for i, n in enumerate(names):
+        r = values[n] = OpResult(n, types[i] if types is not None else None, [], op, i)
+        results.append(r)
+    du._results[id(op)] = tuple(results)
 
 
 def _resolve(du: DefUse, op: Op, skip: int) -> None:

@@ -14,7 +14,6 @@ import json
 import lzma
 import os
 import sqlite3
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
@@ -206,6 +205,8 @@ def _check_writable(path: str, exists: bool) -> None:
             with open(path, "r+b"):
                 pass
         else:  # a probe of its own name: another writer may be creating ``path`` meanwhile
+            import tempfile  # noqa: PLC0415 - writers only
+
             with tempfile.TemporaryFile(dir=os.path.dirname(os.path.abspath(path)), prefix=".irscope-probe-"):
                 pass
     except OSError as exc:

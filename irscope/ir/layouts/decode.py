@@ -43,6 +43,14 @@ __all__ = ["decode_encoding", "parse_aliases"]
 _DIALECTS = {"ttg": "ttg", "triton_gpu": "ttg", "ttng": "ttng", "triton_nvidia_gpu": "ttng", "amdgpu": "amdgpu"}
 _MAX_DEPTH = 32  # nesting of parents / lists; deeper text is garbage, not a layout
 _MAX_TEXT = 200_000
+_WS_RE = re.compile(r"[ \t\r\n]*")
+_IDENT_RE = re.compile(r"[A-Za-z_][\w$]*")
+_STRING_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_INT_RE = re.compile(r"[-+]?\d+")
+_KEY_RE = re.compile(r"\s*([A-Za-z_][\w$]*)\s*=")
+_PAD_RE = re.compile(r"\s*(\d+)\s*:\s*\+\s*(\d+)\s*")  # padded_shared's 'interval:+padding'
+_ATTR_NAME_RE = re.compile(r"([A-Za-z_][\w$]*)(?:\.([A-Za-z_][\w$]*))?")
+_INT_TYPE_RE = re.compile(r"\s*:\s*[iu]\d+")  # '32 : i32' typed integers in some attributes
 
 _ALIAS_LINE = re.compile(r"^\s*(#[A-Za-z_][\w$.-]*)\s*=\s*(#.*?)\s*$")
 
@@ -96,8 +104,7 @@ class _Parser:
         return _ParseError(f"{what} at offset {self.i}")
 
     def ws(self) -> None:
-        while self.i < len(self.s) and self.s[self.i] in " \t\r\n":
-            self.i += 1
+        self.i = _WS_RE.match(self.s, self.i).end()
 
     def peek(self) -> str:
         self.ws()
@@ -110,7 +117,7 @@ class _Parser:
 
     def ident(self) -> str:
         self.ws()
-        m = re.compile(r"[A-Za-z_][\w$]*").match(self.s, self.i)
+        m = _IDENT_RE.match(self.s, self.i)
         if not m:
             raise self.error("expected a name")
         self.i = m.end()
@@ -125,21 +132,19 @@ class _Parser:
         if ch == "#":
             return self.attr(depth + 1)
         if ch == '"':
-            m = re.compile(r'"((?:[^"\\]|\\.)*)"').match(self.s, self.i)
+            m = _STRING_RE.match(self.s, self.i)
             if not m:
                 raise self.error("unterminated string")
             self.i = m.end()
             return m.group(1)
-        m = re.compile(r"[-+]?\d+").match(self.s, self.i)
+        m = _INT_RE.match(self.s, self.i)
         if m:
             self.i = m.end()
             number = int(m.group(0))
             # ``32 : i32`` typed integers appear in some attributes.
             save = self.i
-            if self.peek() == ":" and re.compile(r"\s*:\s*[iu]\d+").match(self.s, self.i):
-                self.i = re.compile(r"\s*:\s*[iu]\d+").match(self.s, self.i).end()
-            else:
-                self.i = save
+            typed = _INT_TYPE_RE.match(self.s, self.i) if self.peek() == ":" else None
+            self.i = typed.end() if typed else save
             return number
         name = self.ident()
         if name in ("true", "false"):
@@ -178,7 +183,7 @@ class _Parser:
                 positional.append(self.padding_list())
             else:
                 start = self.i
-                m = re.compile(r"\s*([A-Za-z_][\w$]*)\s*=").match(self.s, self.i)
+                m = _KEY_RE.match(self.s, self.i)
                 if m:
                     self.i = m.end()
                     into[m.group(1)] = self.value(depth)
@@ -206,7 +211,7 @@ class _Parser:
         self.expect("[")
         pairs = []
         while True:
-            m = re.compile(r"\s*(\d+)\s*:\s*\+\s*(\d+)\s*").match(self.s, self.i)
+            m = _PAD_RE.match(self.s, self.i)
             if not m:
                 raise self.error("expected interval:+padding")
             self.i = m.end()
@@ -223,7 +228,7 @@ class _Parser:
     def attr(self, depth: int):
         start = self.i
         self.expect("#")
-        m = re.compile(r"([A-Za-z_][\w$]*)(?:\.([A-Za-z_][\w$]*))?").match(self.s, self.i)
+        m = _ATTR_NAME_RE.match(self.s, self.i)
         if not m:
             raise self.error("expected an attribute name")
         self.i = m.end()
@@ -560,6 +565,16 @@ def decode_encoding(text: str, aliases: Mapping[str, str] | None = None) -> Enco
     references inside it stay as written).  Never raises: text
     that is not a known encoding gives :class:`UnknownEncoding` with a reason.
     """
+    memo = getattr(aliases, "decoded", None)  # a module's AliasTable
+    if type(memo) is dict and type(text) is str:
+        got = memo.get(text)
+        if got is None:
+            got = memo[text] = _decode_uncached(text, aliases)
+        return got
+    return _decode_uncached(text, aliases)
+
+
+def _decode_uncached(text, aliases) -> Encoding:
     raw = text if isinstance(text, str) else repr(text)
     try:
         if not isinstance(text, str):
