@@ -177,6 +177,7 @@ def _build(function: Function) -> DefUse:
     for block in function.blocks:
         _block_args(block, function, values)
     ops = list(function.ops())
+    results, operands = du._results, du._operands
     if ssa:
         # Every definition first: a phi (or a loop-carried MLIR value) may use a value
         # that the text defines further down.
@@ -184,51 +185,42 @@ def _build(function: Function) -> DefUse:
             for region in op.regions:
                 for block in region.blocks:
                     _block_args(block, op, values)
-            _define(du, op, op.results, None)
+            names = op.results
+            if len(names) == 1:  # most ops: one result, its type read on first use
+                r = values[names[0]] = OpResult(names[0], None, [], op, 0)
+                results[id(op)] = (r,)
+            elif names:
+                results[id(op)] = rs = tuple(OpResult(n, None, [], op, i) for i, n in enumerate(names))
+                for r in rs:
+                    values[r.name] = r
         for op in ops:
-            _resolve(du, op, 0)
+            operands[id(op)] = _uses(values, op, op.operands, 0, False)
         return du
     for op in ops:  # registers: a use reads the latest earlier write
-        writes = _writes(op)
-        _resolve(du, op, 1 if writes else 0)
+        names = op.operands
+        writes = bool(names) and _writes(op)
+        operands[id(op)] = _uses(values, op, names, 1 if writes else 0, op.dialect == "sass")
         if writes:
-            _define(du, op, (op.operands[0],), [""])
+            r = values[names[0]] = OpResult(names[0], "", [], op, 0)
+            results[id(op)] = (r,)
     return du
 
 
-def _define(du: DefUse, op: Op, names, types: list[str] | None) -> None:
-    """``types`` None: read on first use (:attr:`SSAValue.type_text`)."""
-    if not names:
-        return
-    values = du.values
-    if types is None and len(names) == 1:  # most ops: one result, its type read on first use
-        r = values[names[0]] = OpResult(names[0], None, [], op, 0)
-        du._results[id(op)] = (r,)
-        return
-    results = []
-    for i, n in enumerate(names):
-        r = values[n] = OpResult(n, types[i] if types is not None else None, [], op, i)
-        results.append(r)
-    du._results[id(op)] = tuple(results)
-
-
-def _resolve(du: DefUse, op: Op, skip: int) -> None:
-    """Tie ``op``'s operands (after the first ``skip``, its destination) to values."""
-    values = du.values
-    operands: list[SSAValue | None] = []
-    sass = op.dialect == "sass"
-    for i, name in enumerate(op.operands):
-        v = None
-        if i >= skip:
-            if sass:  # 'R21.reuse', '-R3', '!P0' read register R21, R3, P0
-                name = name.lstrip("-!|~").removesuffix(".reuse")
-            v = values.get(name)
-            if v is None and "#" in name:  # '%x#0' of a value printed whole elsewhere
-                v = values.get(name.split("#", 1)[0])
-            if v is not None:
-                v.uses.append(Use(op, i))
-        operands.append(v)
-    du._operands[id(op)] = tuple(operands)
+def _uses(values: dict, op: Op, names, skip: int, sass: bool) -> tuple:
+    """The values ``op``'s operands (after the first ``skip``, its destination) use,
+    each use recorded on its value; None where an operand names no value."""
+    out: list[SSAValue | None] = [None] * len(names)
+    for i in range(skip, len(names)):
+        name = names[i]
+        if sass:  # 'R21.reuse', '-R3', '!P0' read register R21, R3, P0
+            name = name.lstrip("-!|~").removesuffix(".reuse")
+        v = values.get(name)
+        if v is None and "#" in name:  # '%x#0' of a value printed whole elsewhere
+            v = values.get(name.split("#", 1)[0])
+        if v is not None:
+            v.uses.append(Use(op, i))
+            out[i] = v
+    return tuple(out)
 
 
 def _first_ops(function: Function) -> Iterator[Op]:

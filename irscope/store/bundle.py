@@ -361,8 +361,10 @@ class Bundle:
         """Store one captured kernel in a single transaction; returns its id."""
         # Compress before taking the write lock. The texts are handed over one at a
         # time (a capture's pass texts may be read from its dump file on access:
-        # capture/ingest.py), so they are never all in memory at once.
-        prepared = self.blobs.prepare(itertools.chain((p.text for p in k.passes), k.stages.values()))
+        # capture/ingest.py), so they are never all in memory at once. The stages go
+        # first: a pack is read from its start (store/blobs.py), and the stages are
+        # what views and diffs read; a pass snapshot equal to a stage is stored once.
+        prepared = self.blobs.prepare(itertools.chain(k.stages.values(), (p.text for p in k.passes)))
         sizes = prepared.sizes
         with self._tx():
             import hashlib  # noqa: PLC0415  (writers only)
@@ -392,15 +394,15 @@ class Bundle:
             )
             cid = cur.lastrowid
             keys = self.blobs.put_prepared(prepared, run_id)
+            n = len(k.stages)
             self.conn.executemany(
                 "INSERT INTO passes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(cid, p.seq, p.stage, p.kind, p.when, p.name, p.argument, p.options, p.anchor, p.anchor_name, key,
-                  size, p.seconds) for p, key, size in zip(k.passes, keys, sizes)],
+                  size, p.seconds) for p, key, size in zip(k.passes, keys[n:], sizes[n:])],
             )
-            n = len(k.passes)
             self.conn.executemany(
                 "INSERT INTO stages VALUES (?,?,?,?)",
-                [(cid, stage, key, size) for stage, key, size in zip(k.stages, keys[n:], sizes[n:])],
+                [(cid, stage, key, size) for stage, key, size in zip(k.stages, keys, sizes)],
             )
         return cid
 
