@@ -15,6 +15,12 @@ second run in one process would be warm), and measures, on one CPU clock:
   docs/architecture.md), and the model needs them, so ``model`` includes that
   read; it is also timed apart (``details``).
 
+The parsers and the model's modules are imported before the clock (until this
+session the MLIR parser loaded inside the timed parse, which flattered the ratio).
+Ratios reported: model / parse (the goal's), (model - details) / parse, and
+(model - details) / (parse + details), the last taking the whole parse, the lazy one
+plus the details it defers, as the baseline.
+
 Reported: the median of each over the runs, and the median of the within-run
 ratios model/parse (the goal is <= 1x).
 """
@@ -55,8 +61,13 @@ def pick_texts(bundle: str) -> dict[str, tuple[str, str]]:
 
 def one_run(path: str, stage: str) -> dict:
     """Parse, then build the model; CPU seconds of each (in this fresh process)."""
-    import irscope.ir.attributes  # noqa: F401  (imports are paid once per process, not per text)
+    # Imports are paid once per process, not per text: the parsers (loaded on first
+    # use) and the model's modules are all loaded before the clock.
+    import irscope.ir.attributes  # noqa: F401
     import irscope.ir.layouts  # noqa: F401
+    import irscope.ir.mlir  # noqa: F401
+    import irscope.ir.mlir_loc  # noqa: F401
+    import irscope.ir.types  # noqa: F401
     import irscope.ir.values  # noqa: F401
     from irscope.ir import parse_stage
     from irscope.ir.types import MemDescType, TensorType
@@ -113,17 +124,23 @@ def main() -> int:
             ratio = statistics.median(r["model_s"] / r["parse_s"] for r in runs)
             details = statistics.median(r["details_s"] for r in runs)
             beyond = statistics.median((r["model_s"] - r["details_s"]) / r["parse_s"] for r in runs)
+            # Against the whole parse (the lazy one plus the details it defers: what an
+            # eager parser, every field filled, would take), the model is what is left.
+            beyond_full = statistics.median((r["model_s"] - r["details_s"]) / (r["parse_s"] + r["details_s"])
+                                            for r in runs)
             case = {"case": name, "text": label, "bytes": len(text.encode()), "ops": runs[0]["ops"],
                     "values": runs[0]["values"], "types": runs[0]["types"], "encodings": runs[0]["encodings"],
                     "parse_ms_median": round(parse * 1000, 2), "model_ms_median": round(model * 1000, 2),
                     "ratio_model_over_parse": round(ratio, 3), "details_ms_median": round(details * 1000, 2),
-                    "ratio_beyond_details_over_parse": round(beyond, 3)}
+                    "ratio_beyond_details_over_parse": round(beyond, 3),
+                    "ratio_beyond_details_over_full_parse": round(beyond_full, 3)}
             cases.append(case)
             print(f"{name}: {label}: {case['ops']} ops, {case['values']} values, {case['types']} types, "
                   f"{case['encodings']} encodings; parse {case['parse_ms_median']} ms, def-use + decode "
                   f"{case['model_ms_median']} ms = {case['ratio_model_over_parse']}x the parse (of which "
                   f"{case['details_ms_median']} ms read the ops' lazy details; the rest is "
-                  f"{case['ratio_beyond_details_over_parse']}x the parse)")
+                  f"{case['ratio_beyond_details_over_parse']}x the parse; against the whole parse, lazy "
+                  f"parse + details, the model is {case['ratio_beyond_details_over_full_parse']}x)")
     if args.json:
         doc = {"machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version(),
                            "platform": platform.platform()},

@@ -24,10 +24,14 @@ fi
 
 pip_q() { "$1/bin/python" -m pip install -q --disable-pip-version-check "${@:2}" 2>&1 | grep -v "is ignored: it is neither" || true; }
 
-if [ ! -x .venv/bin/irscope ] || [ pyproject.toml -nt .venv/.irscope-installed ]; then
+# editable_mode=compat: a plain path entry in a .pth; the default editable mode
+# installs an import finder that costs every irscope command ~20-40 ms at start-up
+# (it loads pathlib, urllib and more before main() runs).
+if [ ! -x .venv/bin/irscope ] || [ pyproject.toml -nt .venv/.irscope-installed ] \
+    || ls .venv/lib/python3*/site-packages/__editable___irscope_*_finder.py >/dev/null 2>&1; then
   echo "== .venv: irscope with Triton 3.6"
   [ -d .venv ] || $PY -m venv .venv
-  pip_q .venv "$TORCH" "triton==3.6.0" -e ".[capture,test]"
+  pip_q .venv "$TORCH" "triton==3.6.0" -e ".[capture,test]" --config-settings editable_mode=compat
   .venv/bin/python -c "import irscope, triton, torch, textual" && touch .venv/.irscope-installed
 fi
 for v in 3.2.0 3.9.0; do
