@@ -13,6 +13,7 @@ one function) as a DiGraph of ops for the exporters.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
 
@@ -161,10 +162,18 @@ def _result_types(op: Op) -> list[str]:
 
 def _writes(op: Op) -> bool:
     """Whether a PTX/SASS instruction's first operand is its destination."""
-    name = op.name
-    if op.dialect == "sass":
-        return bool(op.operands) and not name.startswith(_SASS_NO_DEST) and not name.split(".")[0] in _SASS_NO_DEST
-    return bool(op.operands) and not name.startswith(_PTX_NO_DEST)
+    return bool(op.operands) and _writer_name(op.dialect, op.name)
+
+
+@functools.lru_cache(maxsize=4096)  # a function repeats a few dozen opcodes thousands of times
+def _writer_name(dialect: str, name: str) -> bool:
+    if dialect == "sass":
+        return not name.startswith(_SASS_NO_DEST) and not name.split(".")[0] in _SASS_NO_DEST
+    return not name.startswith(_PTX_NO_DEST)
+
+
+# Use(op, i) without NamedTuple's Python-level __new__: a def-use makes one per operand.
+_new_use = functools.partial(tuple.__new__, Use)
 
 
 def _build(function: Function) -> DefUse:
@@ -198,7 +207,7 @@ def _build(function: Function) -> DefUse:
         return du
     for op in ops:  # registers: a use reads the latest earlier write
         names = op.operands
-        writes = bool(names) and _writes(op)
+        writes = bool(names) and _writer_name(op.dialect, op.name)
         operands[id(op)] = _uses(values, op, names, 1 if writes else 0, op.dialect == "sass")
         if writes:
             r = values[names[0]] = OpResult(names[0], "", [], op, 0)
@@ -218,7 +227,7 @@ def _uses(values: dict, op: Op, names, skip: int, sass: bool) -> tuple:
         if v is None and "#" in name:  # '%x#0' of a value printed whole elsewhere
             v = values.get(name.split("#", 1)[0])
         if v is not None:
-            v.uses.append(Use(op, i))
+            v.uses.append(_new_use((op, i)))
             out[i] = v
     return tuple(out)
 
