@@ -18,7 +18,7 @@ from ._guard import parser
 from ._scan import matching, split_top
 from ._template import Templater
 from .forms import erase_names, normalise_op_text
-from .model import (unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
+from .model import (new_lazy_instruction, unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 
 (L_BLANK, L_COMMENT, L_DEFINE, L_DECLARE, L_GLOBAL, L_LABEL, L_INSTR, L_CLOSE, L_META,
@@ -372,6 +372,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     all_ops, unknown, meta = mod.all_ops, mod.unknown, mod.loc_aliases
     add_op = all_ops.append
     new_instr = Instruction
+    new_lazy = new_lazy_instruction
     nodes: dict[str, tuple] = {}
     fn: Function | None = None
     block: Block | None = None
@@ -398,9 +399,8 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                     else:
                         j = raw.find(",", i + 8)
                         ref = (raw[i + 7:j] if j >= 0 else raw[i + 7:]).strip()
-                    op = LlvmInstruction(opcode, "llvm", (res,) if res else (), (), "", "",
-                                         UNKNOWN_LOCATION, lineno, raw, (), fn, ref, lineno, "")
-                    del op.operands  # read on first use
+                    op = new_lazy(LlvmInstruction, opcode, "llvm", (res,) if res else (), lineno, raw, fn, ref,
+                                  lineno)  # operands read on first use
                     block_add(op)
                     add_op(op)
                     total += 1
@@ -426,9 +426,8 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                 op = new_instr(t[1], t[6], t[2], t[3], "", "", t[5], lineno, raw, (), fn, t[4],
                                lineno, t[7])
             else:  # operands left unread (LlvmInstruction reads them on first use)
-                op = LlvmInstruction(t[1], t[6], t[2], (), "", "", t[5], lineno, raw, (), fn, t[4],
-                                     lineno, t[7])
-                del op.operands
+                op = new_lazy(LlvmInstruction, t[1], t[6], t[2], lineno, raw, fn, t[4], lineno, t[7])
+                op.location = t[5]
             block_add(op)
             add_op(op)
         elif k == L_LABEL or k == L_MIR_BLOCK:

@@ -17,7 +17,7 @@ from ._scan import _BRACKET_RE, odd_quotes, split_loc, split_top, top_level, mat
 from ._template import Templater
 from .forms import erase_names, normalise_op_text
 from .mlir_loc import LocResolver
-from .model import (unknown_op, UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,
+from .model import (new_lazy_op, unknown_op, UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,
                     Region, Value)
 __all__ = ["parse_mlir", "op_forms_mlir"]
 
@@ -436,9 +436,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
                 op = new_op(t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op,
                             raw_text, (), parent, t[7], lineno, t[11])
             else:  # details left unread (MlirOp reads them on first use)
-                op = MlirOp(t[1], t[2], t[3], (), "", "", UNKNOWN_LOCATION, line_of_op, raw_text,
-                            (), parent, t[7], lineno, t[11])
-                del op.operands, op.types, op.attributes
+                op = new_lazy_op(MlirOp, t[1], t[2], t[3], line_of_op, raw_text, parent, t[7], lineno, t[11])
             all_ops.append(op)
             add_here(op)
             if t[8]:

@@ -232,6 +232,54 @@ class LazyInstruction(Instruction):
     __getattr__ = _read_details
 
 
+_new_object = object.__new__
+
+
+def new_lazy_op(cls: type, name: str, dialect: str, results: tuple, line: int, text: str, parent,
+                loc_ref: str, end_line: int, form: str = "") -> Op:
+    """A :class:`LazyOp` of ``cls`` with operands, types and attributes unread: what the
+    dataclass ``__init__`` and ``del`` of those slots give, in half the time (a stage
+    parse makes thousands; the parsers' hot loops call it positionally). Its location
+    is unknown until the parser resolves it. ``tests/test_ir_model.py`` holds it to
+    the dataclass fields."""
+    op = _new_object(cls)
+    op.name = name
+    op.dialect = dialect
+    op.results = results
+    op.location = UNKNOWN_LOCATION
+    op.line = line
+    op.text = text
+    op.regions = ()
+    op.parent = parent
+    op.loc_ref = loc_ref
+    op.end_line = end_line
+    op.form = form
+    return op
+
+
+def new_lazy_instruction(cls: type, name: str, dialect: str, results: tuple, line: int, text: str, parent,
+                         loc_ref: str, end_line: int, form: str = "", predicate: str = "") -> Instruction:
+    """:func:`new_lazy_op` for a :class:`LazyInstruction` (its operands unread; its
+    types and attributes '', as an instruction's are)."""
+    op = _new_object(cls)
+    op.name = name
+    op.dialect = dialect
+    op.results = results
+    op.types = ""
+    op.attributes = ""
+    op.location = UNKNOWN_LOCATION
+    op.line = line
+    op.text = text
+    op.regions = ()
+    op.parent = parent
+    op.loc_ref = loc_ref
+    op.end_line = end_line
+    op.form = form
+    op.predicate = predicate
+    op.offset = -1
+    return op
+
+
 @dataclass(slots=True, eq=False)
 class Block:
     """A block: an MLIR ``^bb`` block, an LLVM basic block, a PTX/SASS label."""

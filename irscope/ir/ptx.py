@@ -14,7 +14,7 @@ import re
 from ._guard import parser
 from ._scan import LABEL_RE as _LABEL_RE
 from ._scan import split_top
-from .model import (unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
+from .model import (new_lazy_instruction, unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 
 (P_BLANK, P_COMMENT, P_DIRECTIVE, P_FUNC, P_PARAM, P_PCLOSE, P_OPEN, P_CLOSE, P_LOC,
@@ -262,9 +262,8 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
                 op = Instruction(t[1], "ptx", (), t[3], "", "", UNKNOWN_LOCATION, lineno, raw, (),
                                  fn, loc_key, lineno, "", t[2])
             else:  # operands left unread (PtxInstruction reads them on first use)
-                op = PtxInstruction(t[1], "ptx", (), (), "", "", UNKNOWN_LOCATION, lineno, raw, (),
-                                    fn, loc_key, lineno, "", t[2])
-                del op.operands
+                op = new_lazy_instruction(PtxInstruction, t[1], "ptx", (), lineno, raw, fn, loc_key, lineno, "",
+                                          t[2])
             block.ops.append(op)
             all_ops.append(op)
             if not t[4]:
