@@ -261,20 +261,9 @@ def new_lazy_instruction(cls: type, name: str, dialect: str, results: tuple, lin
                          loc_ref: str, end_line: int, form: str = "", predicate: str = "") -> Instruction:
     """:func:`new_lazy_op` for a :class:`LazyInstruction` (its operands unread; its
     types and attributes '', as an instruction's are)."""
-    op = _new_object(cls)
-    op.name = name
-    op.dialect = dialect
-    op.results = results
+    op = new_lazy_op(cls, name, dialect, results, line, text, parent, loc_ref, end_line, form)
     op.types = ""
     op.attributes = ""
-    op.location = UNKNOWN_LOCATION
-    op.line = line
-    op.text = text
-    op.regions = ()
-    op.parent = parent
-    op.loc_ref = loc_ref
-    op.end_line = end_line
-    op.form = form
     op.predicate = predicate
     op.offset = -1
     return op
