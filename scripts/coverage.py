@@ -322,6 +322,16 @@ KNOWN_CAUSES = [
      ("`ptxas fatal: Value 'sm_1x0' is not defined for option 'gpu-name'`: the `ptxas` this Triton ships "
      "predates the architecture, so the cubin step fails; TTIR, TTGIR, LLVM IR and PTX are kept (a target "
      "the version does not support).")),
+    ("AccelerateMatmul.cpp",
+     ("`AccelerateMatmul.cpp: getMMAVersionSafe ... computeCapability not supported`: the TTGIR pass "
+      "that picks the tensor-core MMA version has no case for compute capability 100 or 120 in these "
+      "Tritons (Blackwell support came in 3.3), so it asserts and the compiler process aborts; the TTIR "
+      "is kept. A target the version does not support, in a kernel with a `tl.dot`.")),
+    ("Cannot select: intrinsic %llvm.nvvm.shfl.sync",
+     ("`LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.shfl.sync.bfly.i32`: the NVPTX backend of the "
+      "LLVM these Tritons bundle cannot emit a warp shuffle for sm_100 / sm_120, so the kernels with a "
+      "reduction abort in the PTX step; TTIR, TTGIR and LLVM IR are kept. Also a target the version "
+      "does not support.")),
     ("Block pointers have been removed",
      ("`Block pointers have been removed in favor of the tensor descriptor API`: `tl.make_block_ptr` "
      "is gone from this Triton; `block_ptr_matmul.py` uses it (a sample using an API the version lacks).")),

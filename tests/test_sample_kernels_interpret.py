@@ -88,6 +88,14 @@ class _StubDriver:
             return [ms] * len(quantiles) if quantiles else ms
 
         return bench
+
+
+# Triton <= 3.1's autotuner calls triton.testing.do_bench (imported into its module),
+# not the driver's benchmarker: point it at the stub's (as irscope's fake driver does).
+import triton.runtime.autotuner as _autotuner
+
+if hasattr(_autotuner, "do_bench"):
+    _autotuner.do_bench = _StubDriver().get_benchmarker()
 '''
 
 _INTERPRET_BOOTSTRAP = _STUB_DRIVER + r'''

@@ -163,5 +163,16 @@ def install(target_text):
     else:  # Triton 3.0/3.1 keep the active driver in a private slot
         drv.default = fake
         drv.active = fake
+    # Triton <= 3.1's autotuner imports triton.testing.do_bench into its module and
+    # calls it directly, not through the driver: it would time the first config on a
+    # GPU that is not there and end the script, so the other configs never compiled.
+    try:
+        import triton.runtime.autotuner as autotuner
+    except Exception:  # noqa: BLE001 - a Triton without the module has nothing to patch
+        autotuner = None
+    if autotuner is not None and hasattr(autotuner, "do_bench"):
+        autotuner.do_bench = _fake_benchmarker
+        if hasattr(autotuner, "do_bench_cudagraph"):
+            autotuner.do_bench_cudagraph = lambda fn, **kw: _fake_benchmarker(fn)
     os.environ.setdefault("TRITON_IRSCOPE_FAKE_DRIVER", "1")
     return fake
