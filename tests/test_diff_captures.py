@@ -416,3 +416,17 @@ def test_pairing_two_triton_versions(two_bundles):
     assert [label for label, _ in sides] == ["sm_80", "sm_90", "3.9"]
     rows = {r.name: r for r in matrix(sides).rows()}
     assert rows["target"].values == ("sm_80", "sm_90", "sm_90")
+
+
+@pytest.mark.slow
+def test_pairs_compared_in_worker_processes_equal_one_process(two_bundles):
+    """``irscope diff A B`` spreads the pairs over processes: same results, same order."""
+    from irscope.diff.bundles import compare_pairs
+
+    a, b = two_bundles
+    pairs = list(pair_captures(a, b).pairs)
+    serial = compare_pairs(pairs, jobs=1)
+    parallel = compare_pairs(pairs, jobs=3)
+    assert [(r.to_json(), c) for r, c in parallel] == [(r.to_json(), c) for r, c in serial]
+    assert [r.kernel for r, _ in serial] == ["add_kernel"] + ["matmul_kernel"] * 4
+    assert all(c["llir"] > 0 for _, c in serial[1:])  # 3.6 -> 3.9 changed the matmul's LLVM IR

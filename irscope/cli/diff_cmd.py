@@ -9,9 +9,10 @@ from rich.text import Text
 
 from irscope.cli.diff_render import aligned_diff, print_comparison
 from irscope.cli.render import stdout_console
-from irscope.diff.compare import change_counts, compare_captures, compare_files, compare_passes, step_passes
+from irscope.diff.compare import compare_captures, compare_files, compare_passes, step_passes
 from irscope.diff.matrix import group_by, matrix, pick_sides
-from irscope.diff.pairing import pair_captures, summarise_pair
+from irscope.diff.bundles import compare_pairs
+from irscope.diff.pairing import pair_captures
 from irscope.diff.sides import Side, close_sides, open_side
 from irscope.errors import IrscopeError
 
@@ -35,6 +36,8 @@ def add_parser(sub) -> None:
                    help="one bundle: a matrix of each kernel across its Triton versions or targets")
     d.add_argument("--all", action="store_true", help="print every change (default: the first 40 per stage)")
     d.add_argument("--json", action="store_true", help="a JSON object (docs/cli-json.md)")
+    d.add_argument("--jobs", type=int, metavar="N",
+                   help="two whole bundles: compare the pairs in N processes (default: one per CPU, at most 8)")
     d.add_argument("--tui", action="store_true",
                    help="open the comparison in the app's diff screen instead of printing it")
 
@@ -117,9 +120,11 @@ def _capture(side: Side):
 def _bundles(args, a: Side, b: Side) -> int:
     """Two whole bundles: kernels paired, one summary row per pair."""
     pairing = pair_captures(a.bundle.captures(), b.bundle.captures())
-    rows = [summarise_pair(p) for p in pairing.pairs]
-    stages = tuple(args.stage) or None
-    changes = [change_counts(p.a, p.b, stages) for p in pairing.pairs]
+    if args.jobs is not None and args.jobs < 1:
+        raise IrscopeError(f"--jobs {args.jobs}: give 1 or more")
+    done = compare_pairs(list(pairing.pairs), tuple(args.stage) or None, args.jobs)
+    rows = [r for r, _ in done]
+    changes = [c for _, c in done]
     if args.json:
         print(json.dumps({"a": a.spec, "b": b.spec,
                           "pairs": [r.to_json() | {"changes": c} for r, c in zip(rows, changes)],
