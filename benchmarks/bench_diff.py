@@ -10,7 +10,9 @@ the README's cross-version workflow). Figures, each the median of ``--runs``:
   parse + diff as a cold command pays it.
 * ``two_bundles``: ``irscope diff OLD NEW`` as a user runs it (a fresh process,
   wall clock): every kernel paired, with every pair's structural diff of every
-  stage (``--json`` output, so the terminal's speed is not measured).
+  stage (``--json`` output, so the terminal's speed is not measured); the pairs
+  run in worker processes by default, and ``--jobs 1`` (one process) is timed in
+  the same runs, alternating, as the baseline.
 * ``scaling``: one real LLVM-dialect snapshot's functions repeated 1x, 4x and 16x
   (each copy a function of its own), diffed against the same text with one op
   changed per copy; seconds per op should stay flat (linear), never grow with n.
@@ -70,14 +72,18 @@ def attention_llir(old: str, new: str, runs: int) -> dict:
 
 def two_bundles(old: str, new: str, runs: int) -> dict:
     cmd = [sys.executable, "-m", "irscope", "diff", old, new, "--json"]
-    walls = []
+    walls, serial = [], []
     out = None
-    for _ in range(runs):
+    for _ in range(runs):  # the default (pairs in worker processes), then --jobs 1, alternating
         t = time.perf_counter()
         out = subprocess.run(cmd, check=True, capture_output=True, text=True)
         walls.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        subprocess.run(cmd + ["--jobs", "1"], check=True, capture_output=True, text=True)
+        serial.append(time.perf_counter() - t)
     doc = json.loads(out.stdout)
     return {"pairs": len(doc["pairs"]), "wall_s": round(statistics.median(walls), 3),
+            "one_process_wall_s": round(statistics.median(serial), 3), "cpus": os.cpu_count(),
             "changes": sum(sum(p.get("changes", {}).values()) for p in doc["pairs"])}
 
 
@@ -135,7 +141,8 @@ def main() -> int:
     print(f"attention LLIR {a['versions'][0]} -> {a['versions'][1]} ({a['ops'][0]} / {a['ops'][1]} ops, "
           f"{a['changes']} changes): diff {a['diff_s']} s, parse + diff {a['parse_and_diff_s']} s")
     t = res["two_bundles"]
-    print(f"two bundles ({t['pairs']} pairs, {t['changes']} changes): {t['wall_s']} s wall, fresh process")
+    print(f"two bundles ({t['pairs']} pairs, {t['changes']} changes): {t['wall_s']} s wall, fresh process "
+          f"({t['one_process_wall_s']} s with --jobs 1; {t['cpus']} CPUs)")
     for s in res["scaling"]:
         print(f"scaling {s['copies']:>2}x: {s['ops']} ops, {s['changes']} changes, {s['diff_s']} s, "
               f"{s['us_per_op']} us/op")
