@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from irscope.core import Bundle
 from irscope.errors import IrscopeError
@@ -43,9 +44,12 @@ def compare_pairs(pairs: list[CapturePair], stages: tuple[str, ...] | None = Non
     # The biggest pairs first, so no worker is left with one at the end.
     order = sorted(range(len(pairs)), key=lambda i: -(pairs[i].a.row.raw_bytes or 0) - (pairs[i].b.row.raw_bytes or 0))
     # fork: the workers start with irscope imported, in milliseconds.
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {i: pool.submit(_compare_one, tasks[i]) for i in order}
-        return [futures[i].result() for i in range(len(pairs))]
+    try:
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = {i: pool.submit(_compare_one, tasks[i]) for i in order}
+            return [futures[i].result() for i in range(len(pairs))]
+    except BrokenProcessPool:  # a worker killed (out of memory, a signal): do it here instead
+        return compare_pairs(pairs, stages, jobs=1)
 
 
 _open: dict[str, Bundle] = {}  # per worker process: each bundle opened once
