@@ -93,7 +93,6 @@ def test_bundle_path_with_non_utf8_bytes_opens_read_only(tmp_path):
 def test_a_text_near_a_packs_start_is_read_without_the_rest(tmp_path):
     """A pack is decompressed only as far as it is read: the first text reads even when
     the pack's tail is damaged, and reading past the damage says so in one line."""
-    import lzma
     import random
 
     from irscope.store.blobs import BlobStore
