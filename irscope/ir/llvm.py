@@ -18,7 +18,8 @@ from ._guard import parser
 from ._scan import matching, split_top
 from ._template import Templater
 from .forms import erase_names, normalise_op_text
-from .model import (new_lazy_instruction, unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
+from .llvm_loc import FIELD_RE, META_RE, chain_location, debug_info, resolve_locations
+from .model import (new_lazy_instruction, unknown_op, UNKNOWN_LOCATION, Block, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 
 (L_BLANK, L_COMMENT, L_DEFINE, L_DECLARE, L_GLOBAL, L_LABEL, L_INSTR, L_CLOSE, L_META,
@@ -38,10 +39,6 @@ _VALUE_RE = re.compile(r'[%@](?:[-\w.$]+|"[^"]*")')
 # twice as fast as the character class above
 _LOCAL_RE = re.compile(r'%(?:[-\w.$]+|"[^"]*")')
 _STRING_RE = re.compile(r'c?"(?:[^"\\]|\\.)*"')
-# !7 = !DILocation(line: 62, column: 24, scope: !4)   /   !llvm.dbg.cu = !{!0}
-_META_RE = re.compile(r"(![-\w.$]+) = (?:distinct )?(!?[A-Za-z]*)(.*)$")
-# line: 62   /   filename: "k.py"   /   scope: !4
-_FIELD_RE = re.compile(r'(\w+): ("(?:[^"\\]|\\.)*"|[^,()]+)')
 _MISC_PREFIXES = ("source_filename", "target ", "attributes #", "module asm", "uselistorder",
                   "$")
 # a case line of a switch:   i32 0, label %done
@@ -198,11 +195,11 @@ def classify(raw: str) -> tuple:
     if c == "}":
         return (L_CLOSE,)
     if c == "!":
-        m = _META_RE.match(s)
+        m = META_RE.match(s)
         if m is None:
             return (L_UNKNOWN,)
         ident, kind, rest = m.groups()
-        fields = tuple(_FIELD_RE.findall(rest)) if kind.startswith("!DI") else ()
+        fields = tuple(FIELD_RE.findall(rest)) if kind.startswith("!DI") else ()
         return (L_META, ident, kind, fields, s[len(ident) + 3:])
     if c == "d":
         m = _DEFINE_RE.match(s)
@@ -286,7 +283,7 @@ def classify_mir(raw: str) -> tuple:
 @functools.lru_cache(maxsize=4096)
 def _mir_location(comment: str) -> Location:
     """``k.py:13:24 @[ standard.py:3:4 ]`` -> Location (comments repeat a lot)."""
-    return _chain_location(_MIR_FRAME_RE.findall(comment))
+    return chain_location(_MIR_FRAME_RE.findall(comment))
 
 
 def _safe(fn, raw: str) -> tuple:
@@ -478,7 +475,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
         fn.end_line = lineno
     mod.total_lines, mod.understood_lines = total, total - len(unknown)
     meta_src = metadata if not nodes and metadata else meta
-    _resolve(mod, _debug_info(meta_src, nodes, cache))
+    resolve_locations(mod, debug_info(meta_src, nodes, cache))
     return mod
 
 
@@ -487,120 +484,3 @@ def _fragment(mod: Module, line: int, text: str) -> Function:
     fn = Function(name="", kind="fragment", line=line, end_line=line, text=text)
     mod.functions.append(fn)
     return fn
-
-
-def _chain_location(chain: list) -> Location:
-    frames = tuple(Frame(f, int(ln), int(col)) for f, ln, col in chain)
-    return Location(frames, "callsite" if len(frames) > 1 else "file")
-
-
-class DebugInfo:
-    """Resolves ``!N`` references of one module's metadata to locations."""
-
-    __slots__ = ("nodes", "cache", "_active")
-
-    def __init__(self, nodes: dict[str, tuple[str, dict]]) -> None:
-        self.nodes = nodes
-        self.cache: dict[str, Location] = {}
-        self._active: set[str] = set()
-
-    def resolve(self, ref: str) -> Location:
-        """Location of ``!N`` (a DILocation); unknown when undefined or malformed."""
-        loc = self.cache.get(ref)
-        if loc is not None:
-            return loc
-        if ref in self._active or len(self._active) > 200:
-            return UNKNOWN_LOCATION
-        self._active.add(ref)
-        try:
-            loc = self._location(ref)
-        except Exception:  # malformed metadata: unknown, never an error
-            loc = UNKNOWN_LOCATION
-        finally:
-            self._active.discard(ref)
-        self.cache[ref] = loc
-        return loc
-
-    def _location(self, ref: str) -> Location:
-        node = self.nodes.get(ref)
-        if node is None:
-            return UNKNOWN_LOCATION
-        f = node[1]
-        if node[0] == "!DISubprogram":
-            frame = Frame(self._file(ref), int(f.get("line", 0)), 0,
-                          f.get("name", "").strip('"') or None)
-            return Location((frame,), "file")
-        if node[0] != "!DILocation":
-            return UNKNOWN_LOCATION
-        scope = f.get("scope", "")
-        frame = Frame(self._file(scope), int(f.get("line", 0)), int(f.get("column", 0)),
-                      self._subprogram(scope))
-        outer = f.get("inlinedAt")
-        if outer:
-            caller = self.resolve(outer)
-            return Location((frame,) + caller.frames, "callsite")
-        return Location((frame,), "file")
-
-    def _file(self, scope: str) -> str:
-        for _ in range(100):
-            node = self.nodes.get(scope)
-            if node is None:
-                return ""
-            kind, f = node
-            if kind == "!DIFile":
-                name = f.get("filename", "").strip('"')
-                folder = f.get("directory", "").strip('"')
-                return name if name.startswith("/") or not folder else f"{folder}/{name}"
-            if "file" in f:
-                scope = f["file"]
-            else:
-                scope = f.get("scope", "")
-        return ""
-
-    def _subprogram(self, scope: str) -> str | None:
-        for _ in range(100):
-            node = self.nodes.get(scope)
-            if node is None:
-                return None
-            if node[0] == "!DISubprogram":
-                return node[1].get("name", "").strip('"') or None
-            scope = node[1].get("scope", "")
-        return None
-
-
-_KEPT = 8
-
-
-def _debug_info(meta: dict[str, str], nodes: dict[str, tuple], cache: ParseCache | None
-                ) -> DebugInfo:
-    """A resolver for this metadata, reused when a recent module had the same table."""
-    key = tuple(meta.items())
-    if cache is not None:
-        found = cache.resolvers.get(("llvm", key))
-        if found is not None:
-            return found
-    if not nodes and meta:
-        for ident, text in meta.items():
-            m = _META_RE.match(f"{ident} = {text}")
-            if m and m.group(2).startswith("!DI"):
-                nodes[ident] = (m.group(2), tuple(_FIELD_RE.findall(m.group(3))))
-    info = DebugInfo({k: (kind, {a: b.strip() for a, b in f}) for k, (kind, f) in nodes.items()})
-    if cache is not None:
-        cache.resolvers[("llvm", key)] = info
-        if len(cache.resolvers) > _KEPT:
-            del cache.resolvers[next(iter(cache.resolvers))]
-    return info
-
-
-def _resolve(mod: Module, info: DebugInfo) -> None:
-    resolve = info.resolve
-    last_ref, loc = None, UNKNOWN_LOCATION  # neighbouring instructions mostly share one
-    for op in mod.all_ops:
-        ref = op.loc_ref
-        if ref and op.dialect != "mir":  # MIR ops carry their location already
-            if ref != last_ref:
-                last_ref, loc = ref, resolve(ref)
-            op.location = loc
-    for fn in mod.functions:
-        if fn.loc_ref:
-            fn.location = resolve(fn.loc_ref)
