@@ -135,16 +135,7 @@ def _type_at(s: str, i: int, depth: int = 0) -> tuple[Type, int]:
         if name in ("tensor", "vector"):
             return _shaped(s, i, name, j + 1, depth)
         if name in _TT_PTR:
-            pointee, k = _type_at(s, j + 1, depth + 1)
-            space = 1
-            k = _ws(s, k)
-            if s.startswith(",", k):
-                mi = _INT_LIT_RE.match(s, k + 1)
-                if not mi:
-                    raise _Fail
-                space, k = int(mi.group(1)), mi.end()
-            k = _expect(s, k, ">")
-            return PointerType(pointee, space, "tt", s[i:k]), k
+            return _pointer(s, i, j, depth, 1, "tt")
         if name in _MEMDESC:
             return _memdesc(s, i, _MEMDESC[name], j + 1, depth)
         k = matching(s, j)
@@ -154,6 +145,19 @@ def _type_at(s: str, i: int, depth: int = 0) -> tuple[Type, int]:
     if name in ("label", "metadata") or name.startswith("!"):
         return OpaqueType(name), j
     raise _Fail
+
+
+def _pointer(s: str, i: int, j: int, depth: int, space: int, flavor: str) -> tuple[Type, int]:
+    """``<pointee[, address space]>`` with ``s[j]`` its '<'; ``space`` when none is given."""
+    pointee, k = _type_at(s, j + 1, depth + 1)
+    k = _ws(s, k)
+    if s.startswith(",", k):
+        mi = _INT_LIT_RE.match(s, k + 1)
+        if not mi:
+            raise _Fail
+        space, k = int(mi.group(1)), mi.end()
+    k = _expect(s, k, ">")
+    return PointerType(pointee, space, flavor, s[i:k]), k
 
 
 def _type_list(s: str, i: int, close: str, depth: int) -> tuple[tuple[Type, ...], int]:
@@ -287,16 +291,7 @@ def _llvm(s: str, i: int, name: str, j: int, depth: int, flavor: str) -> tuple[T
         if mi:  # opaque pointer in an address space: !llvm.ptr<3>
             k = _expect(s, mi.end(), ">")
             return PointerType(None, int(mi.group(1)), "llvm", s[i:k]), k
-        pointee, k = _type_at(s, j + 1, depth + 1)  # typed pointer of old LLVM: ptr<f32, 3>
-        k = _ws(s, k)
-        space = 0
-        if s.startswith(",", k):
-            mi = _INT_LIT_RE.match(s, k + 1)
-            if not mi:
-                raise _Fail
-            space, k = int(mi.group(1)), mi.end()
-        k = _expect(s, k, ">")
-        return PointerType(pointee, space, "llvm", s[i:k]), k
+        return _pointer(s, i, j, depth, 0, "llvm")  # typed pointer of old LLVM: ptr<f32, 3>
     if name == "void" and not lt:
         return VoidType(flavor, s[i:j]), j
     if name in ("token", "label", "metadata") and not lt:

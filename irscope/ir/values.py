@@ -160,13 +160,9 @@ def _result_types(op: Op) -> list[str]:
     return (texts + [""] * len(op.results))[: len(op.results)]
 
 
-def _writes(op: Op) -> bool:
-    """Whether a PTX/SASS instruction's first operand is its destination."""
-    return bool(op.operands) and _writer_name(op.dialect, op.name)
-
-
 @functools.lru_cache(maxsize=4096)  # a function repeats a few dozen opcodes thousands of times
 def _writer_name(dialect: str, name: str) -> bool:
+    """Whether a PTX/SASS instruction called ``name`` writes its first operand."""
     if dialect == "sass":
         return not name.startswith(_SASS_NO_DEST) and not name.split(".")[0] in _SASS_NO_DEST
     return not name.startswith(_PTX_NO_DEST)
