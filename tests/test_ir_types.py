@@ -321,3 +321,89 @@ def test_deep_nesting_never_raises():
     deep = "tensor<4x" * 500 + "f32" + ">" * 500
     assert isinstance(parse_type(deep), OpaqueType)
     assert isinstance(parse_type("(" * 2000), OpaqueType)
+
+
+def _fields_deep(t):
+    """Every field of a type, nested types and ``raw`` (not compared by ==) included."""
+    import dataclasses
+
+    if not dataclasses.is_dataclass(t):
+        return t
+    return (type(t).__name__,) + tuple(_fields_deep(getattr(t, f.name)) if not isinstance(getattr(t, f.name), tuple)
+                                       else tuple(_fields_deep(x) for x in getattr(t, f.name))
+                                       for f in dataclasses.fields(t))
+
+
+def _every_type_text() -> list[str]:
+    from irscope.ir import _scan
+
+    texts = set()
+    for m in _mlir_modules():
+        for op in m.ops():
+            texts.update(_scan.split_top(op.types.replace("->", ",")))
+    return sorted(texts)
+
+
+FIXTURE_TYPES = _every_type_text()
+
+
+def test_fast_type_reader_agrees_with_the_descent_on_every_fixture_type():
+    from irscope.ir import type_parser
+
+    fast = 0
+    for text in FIXTURE_TYPES:
+        got = type_parser._fast(text)
+        if got is not None:
+            fast += 1
+            assert _fields_deep(got) == _fields_deep(type_parser._parse_general(text)), text
+    assert fast > 100
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from([t for t in FIXTURE_TYPES if t.startswith(("tensor<", "!ttg.memdesc<"))]),
+       st.lists(st.tuples(st.integers(0, 80), st.sampled_from(
+           ["x", "4x", "?x", "<", ">", ",", ", ", " ", "#", "{", "}", "!tt.ptr<", "f8E4M3FN", "mutable", '"', "->",
+            "#smem", "#ttg.shared_memory", "_", "$", "."])), max_size=4))
+def test_fast_type_reader_agrees_with_the_descent_on_garbled_types(text, edits):
+    from irscope.ir import type_parser
+
+    for pos, piece in edits:
+        text = text[:pos] + piece + text[pos:]
+    got = type_parser._fast(text)
+    if got is not None:
+        assert _fields_deep(got) == _fields_deep(type_parser._parse_general(text)), text
+
+
+def _op_type_texts() -> list[str]:
+    return sorted({op.types for m in _mlir_modules() for op in m.ops()})
+
+
+OP_TYPE_TEXTS = _op_type_texts()
+
+
+def _op_types_deep(ts):
+    return (tuple(map(_fields_deep, ts.operands)), tuple(map(_fields_deep, ts.results)), ts.raw, ts.form,
+            tuple(map(_fields_deep, ts.extra)))
+
+
+def test_fast_op_types_agree_with_the_general_reader_on_every_fixture_op():
+    from irscope.ir import op_types as ot
+
+    fast = 0
+    for text in OP_TYPE_TEXTS:
+        for n in (None, 0, 1, 2):
+            assert _op_types_deep(ot._op_types_raw(text, n)) == _op_types_deep(ot._op_types_general(text, n)), text
+        fast += ot._FAST_RE.fullmatch(text) is not None or ot._FAST_LIST_RE.fullmatch(text) is not None
+    assert fast > len(OP_TYPE_TEXTS) // 3
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(OP_TYPE_TEXTS), st.lists(st.tuples(st.integers(0, 120), st.sampled_from(
+    ["x", ", ", ",", " -> ", "->", " to ", " * ", "(", ")", "<", ">", "!tt.ptr<", "tensor<4x", "i32", " ", "#a",
+     "{", "}"])), max_size=4), st.sampled_from([None, 0, 1, 3]))
+def test_fast_op_types_agree_with_the_general_reader_on_garbled_text(text, edits, n):
+    from irscope.ir import op_types as ot
+
+    for pos, piece in edits:
+        text = text[:pos] + piece + text[pos:]
+    assert _op_types_deep(ot._op_types_raw(text, n)) == _op_types_deep(ot._op_types_general(text, n)), text

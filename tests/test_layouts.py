@@ -527,3 +527,47 @@ def test_garbage_is_unknown(text):
     enc = decode_encoding(text, {"#blocked": "#blocked"})
     assert isinstance(enc, UnknownEncoding) and enc.reason
     assert enc.describe().startswith("unknown encoding")
+
+
+# -------------------------------------------------------- the int-list fast path
+def _decode_ways(text: str, aliases: dict) -> tuple:
+    """What the builder makes of ``text`` (an encoding, or the error it raises), with
+    the parser's int-list regex and by the descent alone; no cache in the way."""
+    import re
+
+    from irscope.ir.layouts import decode
+
+    def one():
+        try:
+            return decode._Builder(aliases).decode(text, 0, frozenset())
+        except (decode._Bad, decode._ParseError, RecursionError) as exc:
+            return type(exc).__name__, str(exc)
+
+    fast = one()
+    saved = decode._INT_LIST_RE
+    decode._INT_LIST_RE = re.compile(r"(?!)")  # never matches: every list by the descent
+    try:
+        return fast, one()
+    finally:
+        decode._INT_LIST_RE = saved
+
+
+def test_int_lists_read_at_one_regex_decode_as_the_descent_does():
+    texts = [(t, {}) for t in VALID_TEXTS] + [(t, a) for _, _, a in FIXTURE_ALIASES for t in a.values()]
+    decoded = 0
+    for text, aliases in texts:
+        fast, slow = _decode_ways(text, aliases)
+        assert fast == slow, text
+        decoded += isinstance(fast, Encoding)
+    assert decoded > 50
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(VALID_TEXTS), st.lists(st.tuples(st.integers(0, 400), st.sampled_from(
+    ["[", "]", ",", " ", "-", "+", "1", "\n", "[]", "[1]", ": i32", "{", "}", "]]", "[["])), max_size=4))
+def test_int_lists_read_at_one_regex_decode_as_the_descent_does_on_garbled_text(text, edits):
+    for pos, piece in edits:
+        pos %= len(text) + 1
+        text = text[:pos] + piece + text[pos:]
+    fast, slow = _decode_ways(text, {})
+    assert fast == slow, text

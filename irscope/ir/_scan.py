@@ -68,7 +68,30 @@ def split_top(s: str) -> list[str]:
     if '"' not in s and _NESTING_RE.search(s) is None and ("[" not in s or _COMMA_IN_SQUARE_RE.search(s) is None):
         out = [q.strip() for q in s.split(",")]
         return [q for q in out if q] if "" in out else out
+    if '"' not in s and "->" not in s:
+        # Types (tensor<4xf32, #ttg.slice<{dim = 1, parent = #mma}>>, ...): take out the
+        # innermost bracket groups until none is left (a few C-speed passes). When the
+        # brackets were all well nested, the bracket count before a comma is its depth.
+        flat, n = _GROUP_RE.subn("", s)
+        while n:
+            flat, n = _GROUP_RE.subn("", flat)
+        if _ANY_BRACKET_RE.search(flat) is None:
+            pieces = []
+            last = 0
+            i = s.find(",")
+            while i >= 0:
+                if not _open_count(s[:i]):
+                    pieces.append(s[last:i].strip())
+                    last = i + 1
+                i = s.find(",", i + 1)
+            pieces.append(s[last:].strip())
+            return [q for q in pieces if q]
     return split_top_scan(s)
+
+
+# A bracket group with no bracket inside, and any bracket (for split_top).
+_GROUP_RE = re.compile(r"<[^<>(){}\[\]]*>|\([^<>(){}\[\]]*\)|\{[^<>(){}\[\]]*\}|\[[^<>(){}\[\]]*\]")
+_ANY_BRACKET_RE = re.compile(r"[<>(){}\[\]]")
 
 
 def split_top_scan(s: str) -> list[str]:

@@ -96,6 +96,14 @@ class Value:
     """Location text as written (e.g. ``"x_ptr"(#loc)``)."""
 
 
+@functools.cache
+def _op_types_reader():
+    # Loaded on first use: a stage's text is shown without the type parser.
+    from .op_types import parse_op_types
+
+    return parse_op_types
+
+
 @dataclass(slots=True, eq=False)
 class Op:
     """One operation (MLIR) or instruction (LLVM IR, PTX, SASS) and where it is."""
@@ -138,9 +146,7 @@ class Op:
     def signature(self, aliases=None):
         """Operand and result types, parsed (:func:`irscope.ir.types.op_types`);
         encodings resolve through ``aliases`` (the module's ``encodings``)."""
-        from . import types  # on first use: a stage's text is shown without them
-
-        return types.parse_op_types(self.types, aliases, num_results=len(self.results))
+        return _op_types_reader()(self.types, aliases, num_results=len(self.results))
 
     def attribute_values(self) -> dict:
         """The attribute dictionary, name -> typed value
@@ -176,26 +182,31 @@ def unknown_op(line: int, text: str, *, parent: "Op | Function | None" = None, l
                end_line=line if end_line is None else end_line)
 
 
-# The details a lazy op may leave unread, and their slots.
-_DETAILS = {"operands": Op.operands, "types": Op.types, "attributes": Op.attributes}
+# The details a lazy op may leave unread.
+_DETAILS = frozenset({"operands", "types", "attributes"})
 
 
-def _read_details(op, name: str):
-    """Fill the detail slots ``op`` left empty (its class's ``unread``) from its text;
-    the value of ``name``. Only reached for an empty slot (or a missing attribute)."""
+def _no_attribute(op, name: str) -> AttributeError:
+    return AttributeError(f"{type(op).__name__!r} object has no attribute {name!r}")
+
+
+def _read_op_details(op, name: str):
+    """Fill a :class:`LazyOp`'s three details from its text; the value of ``name``.
+    Only reached for an empty slot (or a missing attribute). The parser leaves the
+    three unread together, and they are read together: checking each slot first
+    would cost more than the read (a failed slot read raises)."""
     if name not in _DETAILS:
-        raise AttributeError(f"{type(op).__name__!r} object has no attribute {name!r}")
-    values = op.read_details(op.text)
-    for i, detail in op.unread:
-        slot = _DETAILS[detail]
-        if detail != name:  # an unread detail someone has set since keeps its value
-            try:
-                slot.__get__(op)
-                continue
-            except AttributeError:
-                pass
-        slot.__set__(op, values[i])
-    return _DETAILS[name].__get__(op)
+        raise _no_attribute(op, name)
+    op.operands, op.types, op.attributes = op.read_details(op.text)
+    return getattr(op, name)
+
+
+def _read_instruction_operands(op, name: str):
+    """:func:`_read_op_details` for a :class:`LazyInstruction`: only its operands."""
+    if name != "operands":
+        raise _no_attribute(op, name)
+    op.operands = operands = op.read_details(op.text)[0]
+    return operands
 
 
 class LazyOp(Op):
@@ -212,24 +223,25 @@ class LazyOp(Op):
     """
 
     __slots__ = ()
-    unread = ((0, "operands"), (1, "types"), (2, "attributes"))
-    """The details the parser leaves unread, with their index in ``read_details``."""
+    unread = ("operands", "types", "attributes")
+    """The details the parser leaves unread (all read at once, on the first use of
+    any: set them after reading, or all three)."""
 
     @staticmethod
     def read_details(text: str) -> tuple:
         """(operands, types, attributes) of an op printed as ``text``."""
         raise NotImplementedError
 
-    __getattr__ = _read_details
+    __getattr__ = _read_op_details
 
 
 class LazyInstruction(Instruction):
     """An :class:`Instruction` whose operands are read on first use, like :class:`LazyOp`."""
 
     __slots__ = ()
-    unread = ((0, "operands"),)  # an instruction's types and attributes are '' at once
+    unread = ("operands",)  # an instruction's types and attributes are '' at once
     read_details = LazyOp.read_details
-    __getattr__ = _read_details
+    __getattr__ = _read_instruction_operands
 
 
 _new_object = object.__new__
@@ -336,10 +348,11 @@ class Function:
 
 
 class AliasTable(dict):
-    """A module's aliases (name -> attribute text), with a memo of the encodings
-    decoded through it: a TTGIR prints a few layouts and uses each on hundreds of
-    types, and a decode's dependencies cost more to find than to look up. Any
-    change to the table clears the memo."""
+    """A module's aliases (name -> attribute text), with a memo of what was read
+    through it: the encodings decoded (keyed by their text) and the op type lists
+    parsed (keyed by ``(text, number of results)``). A TTGIR prints a few layouts
+    and type lists and uses each on hundreds of ops, and finding what a read depends
+    on costs more than looking it up. Any change to the table clears the memo."""
 
     __slots__ = ("decoded",)
 
