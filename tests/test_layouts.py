@@ -538,6 +538,7 @@ def _decode_ways(text: str, aliases: dict) -> tuple:
     from irscope.ir.layouts import decode
 
     def one():
+        decode._decode_alias.cache_clear()  # parents decoded afresh each way
         try:
             return decode._Builder(aliases).decode(text, 0, frozenset())
         except (decode._Bad, decode._ParseError, RecursionError) as exc:

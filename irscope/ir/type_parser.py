@@ -401,7 +401,7 @@ def _fast(text: str) -> Type | None:
         else:
             target = _scalar(pointee)
             elem = None if target is None else PointerType(target, 1, "tt", f"!tt.ptr<{pointee}>")
-        return None if elem is None else TensorType(_shape(dims), elem, enc, text)
+        return None if elem is None else TensorType(tuple(map(int, dims[:-1].split("x"))), elem, enc, text)
     if text.startswith("!ttg.memdesc<"):
         m = _FAST_MEMDESC_RE.fullmatch(text)
         if m is None:
@@ -410,7 +410,7 @@ def _fast(text: str) -> Type | None:
         elem = _scalar(name)
         if elem is None:
             return None
-        shape = _shape(dims)
+        shape = tuple(map(int, dims[:-1].split("x")))
         return MemDescType(shape, elem, enc, space, mutable is not None, shape, "ttg", text)
     return None
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
 
 from irscope import robust
+from irscope.robust import paused_gc
 
 from .model import Block, Function, Module, Op
 
@@ -172,6 +173,7 @@ def _writer_name(dialect: str, name: str) -> bool:
 _new_use = functools.partial(tuple.__new__, Use)
 
 
+@paused_gc  # it makes a value and a use per op and operand, and all of them stay alive
 def _build(function: Function) -> DefUse:
     ssa = not any(op.dialect in ("ptx", "sass") for op in _first_ops(function))
     values: dict[str, SSAValue] = {}

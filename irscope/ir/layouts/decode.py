@@ -318,6 +318,11 @@ class _Builder:
             text = self.aliases.get(value.name)
             if not isinstance(text, str):
                 raise _Bad(f"unknown alias {value.name}")
+            if not seen:
+                # The head of a chain (an alias alone, a slice's parent): what it gives
+                # depends on its text and what that reaches, so it is decoded once for
+                # all the slices and operands of one parent.
+                return _decode_alias(value.name, text, depth + 1, _dependencies(text, self.aliases))
             return self.decode(text, depth + 1, seen | {value.name})
         if isinstance(value, _Attr):
             return self.build(value, depth + 1, seen)
@@ -564,6 +569,11 @@ def _dependencies(body: str, aliases: Mapping[str, str] | None) -> tuple[tuple[s
 def _decode_cached(body: str, deps: tuple[tuple[str, str], ...]) -> Encoding:
     # A module prints a few layouts and uses each on hundreds of types: decode each once.
     return _Builder(dict(deps)).decode(body, 0, frozenset())
+
+
+@functools.lru_cache(maxsize=4096)
+def _decode_alias(name: str, text: str, depth: int, deps: tuple[tuple[str, str], ...]) -> Encoding:
+    return _Builder(dict(deps)).decode(text, depth, frozenset({name}))
 
 
 def decode_encoding(text: str, aliases: Mapping[str, str] | None = None) -> Encoding:
