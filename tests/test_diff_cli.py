@@ -85,3 +85,14 @@ def test_two_bundles_and_passes():
 def test_bad_sides_are_one_line(args, message):
     p = irscope("diff", *args)
     assert p.returncode == 1 and message in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_a_side_without_a_figure_shows_a_dash_not_none():
+    """A failed capture paired with a good one has no registers: '12 -> -'."""
+    from types import SimpleNamespace
+
+    from irscope.cli.diff_cmd import _delta
+
+    assert _delta(SimpleNamespace(before=12, after=None, changed=True)).plain == "12 -> -"
+    assert _delta(SimpleNamespace(before=None, after=None, changed=False)).plain == "-"
+    assert _delta(None).plain == "-"

@@ -141,7 +141,7 @@ def _bundles(args, a: Side, b: Side) -> int:
         ops = {x.name: x for x in r.ops}
         ir = ", ".join(f"{s} {n}" for s, n in c.items() if n) or "none"
         t.add_row(Text(r.kernel), Text(r.variant), Text(r.target), _delta(r.registers), _delta(r.spills),
-                  _delta(r.shared), _delta(r.occupancy), _count(ops.get("ttgir")), _count(ops.get("sass")),
+                  _delta(r.shared), _delta(r.occupancy), _delta(ops.get("ttgir")), _delta(ops.get("sass")),
                   Text(ir, style="yellow" if ir != "none" else "dim"), Text(", ".join(r.differs)))
     console.print(t)
     for label, caps in (("only in A", pairing.only_a), ("only in B", pairing.only_b)):
@@ -150,18 +150,18 @@ def _bundles(args, a: Side, b: Side) -> int:
     return 0
 
 
+def _figure(v) -> str:
+    # A side without the figure (a failed compile has no registers) shows '-', not None.
+    return "-" if v is None else str(v)
+
+
 def _delta(d) -> Text:
+    """A figure or op count of both sides (before, after, changed), or '-'."""
     if d is None:
         return Text("-")
     if not d.changed:
-        return Text(str(d.before), style="dim")
-    return Text(f"{d.before} -> {d.after}", style="yellow")
-
-
-def _count(c) -> Text:
-    if c is None:
-        return Text("-")
-    return Text(f"{c.before} -> {c.after}", style="yellow") if c.changed else Text(str(c.before), style="dim")
+        return Text(_figure(d.before), style="dim")
+    return Text(f"{_figure(d.before)} -> {_figure(d.after)}", style="yellow")
 
 
 def _matrix(args, sides: list[Side]) -> int:

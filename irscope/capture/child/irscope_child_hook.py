@@ -25,7 +25,8 @@ import socket
 import sys
 import threading
 import time
-import traceback
+
+from irscope_child_source import error_info, source_info, strip_reproducer
 
 SPOOL = os.environ.get("IRSCOPE_SPOOL", "")
 MODE = os.environ.get("IRSCOPE_MODE", "auto")  # "auto", "gpu" or "compile-only"
@@ -174,40 +175,6 @@ def _patch_backend_class(backend):
     cls.__irscope_patched__ = True
 
 
-def _source_info(src):
-    """Kernel name, file, first line and Python source of a compile's source."""
-    fn = getattr(src, "fn", None)
-    info = {"kernel": getattr(src, "name", None) or "<ir>", "file": None, "first_line": None, "source": None}
-    if fn is None:  # an IR file compiled directly
-        info["file"] = getattr(src, "path", None)
-        return info
-    pyfn = getattr(fn, "fn", fn)
-    code = getattr(pyfn, "__code__", None)
-    info["kernel"] = getattr(pyfn, "__name__", info["kernel"])
-    info["qualname"] = getattr(pyfn, "__qualname__", None)
-    info["module"] = getattr(pyfn, "__module__", None)
-    if code is not None:
-        info["file"] = code.co_filename
-        info["first_line"] = _def_line(pyfn, code.co_firstlineno)
-    info["source"] = getattr(fn, "src", None)
-    return info
-
-
-def _def_line(pyfn, first):
-    """Line of ``def``: Triton's ``fn.src`` starts there, after the decorators
-    that ``co_firstlineno`` counts."""
-    try:
-        import inspect
-
-        lines, start = inspect.getsourcelines(pyfn)
-    except (OSError, TypeError):
-        return first
-    for i, text in enumerate(lines):
-        if text.lstrip().startswith("def "):
-            return start + i
-    return first
-
-
 def _versions():
     out = {"python": platform.python_version()}
     for name in ("triton", "torch"):
@@ -238,72 +205,6 @@ def _stage_files(kernel, cache_dir):
                 continue
             found[f] = os.path.join(root, f)
     return found
-
-
-def _error_info(exc):
-    text = str(exc)
-    info = {
-        "type": type(exc).__name__,
-        "message": text,
-        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-20000:],
-    }
-    where = _compilation_error_where(exc)
-    if where:
-        info["where"] = where
-    return info
-
-
-def _compilation_error_where(exc):
-    """File and line of a frontend error. Triton's ``at 2:38`` counts from the
-    ``def`` of the function being compiled (maybe a helper): find that function
-    in the traceback (the code generator whose source the error quotes)."""
-    node = getattr(exc, "node", None)
-    src = getattr(exc, "src", None)
-    lineno = getattr(node, "lineno", None)
-    if not isinstance(lineno, int) or src is None:
-        return None
-    tb = exc.__traceback__
-    found = None
-    while tb is not None:
-        owner = tb.tb_frame.f_locals.get("self")
-        jit_fn = getattr(owner, "jit_fn", None)
-        if jit_fn is not None and getattr(jit_fn, "src", None) == src:
-            found = jit_fn
-        tb = tb.tb_next
-    if found is None:
-        return None
-    pyfn = getattr(found, "fn", found)
-    code = getattr(pyfn, "__code__", None)
-    if code is None:
-        return None
-    return {"file": code.co_filename, "line": _def_line(pyfn, code.co_firstlineno) + lineno - 1,
-            "column": getattr(node, "col_offset", None), "function": getattr(pyfn, "__name__", None)}
-
-
-# Triton prints a failed ptxas input (the whole PTX, ~150 lines and more) to stdout
-# between two rules; the record keeps it, the terminal gets one line about it.
-_REPRODUCER_END = "please share the reproducer above with Triton project."
-
-
-def _strip_reproducer(text):
-    end = text.find(_REPRODUCER_END)
-    if end < 0:
-        return text
-    rule = "=" * 64
-    first = text.rfind(rule, 0, text.rfind(rule, 0, end))
-    if first < 0:
-        return text
-    start = first
-    while start > 0 and text[start - 1] == "\n":
-        start -= 1
-    stop = end + len(_REPRODUCER_END)
-    n = text.count("\n", first, stop)
-    note = ("irscope: Triton's reproducer for the failed compile (%d lines) is kept in the bundle: "
-            "irscope cat BUNDLE KERNEL --stage log\n" % n)
-    head = text[:start]
-    if head and not head.endswith("\n"):
-        head += "\n"
-    return head + note + text[stop:].lstrip("\n")
 
 
 def _capture_compile(original, src, target, options, args, kwargs):
@@ -427,7 +328,7 @@ def _replay_stdout(out_fd, saved_fd1):
             chunks.append(chunk)
         data = b"".join(chunks)
         if data:
-            shown = _strip_reproducer(data.decode("utf-8", "replace")).encode("utf-8")
+            shown = strip_reproducer(data.decode("utf-8", "replace")).encode("utf-8")
             while shown:
                 shown = shown[os.write(saved_fd1, shown):]
     except OSError:
@@ -439,7 +340,7 @@ def _replay_stdout(out_fd, saved_fd1):
 
 def _base_meta(rec, src, target, options, started):
     """What a record says about a compile before it ends."""
-    meta = _source_info(src)
+    meta = source_info(src)
     names = list(getattr(getattr(src, "fn", None), "arg_names", None) or []) or None
     if target is None:
         try:
@@ -480,7 +381,7 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed, ex
             "stages": rec.stages,
             "files": _stage_files(kernel, rec.cache_dir),
             "hash": getattr(kernel, "hash", None),
-            "error": _error_info(error) if error is not None else None,
+            "error": error_info(error) if error is not None else None,
             "exact": exact,
             "env": {k: v for k, v in os.environ.items() if k.startswith(("TRITON_", "MLIR_", "LLVM_", "USE_IR_LOC"))},
         }
