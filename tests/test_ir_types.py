@@ -265,6 +265,18 @@ def test_shapes_the_fixtures_lack():
     assert parse_op_types("tensor<4xf32>", num_results=2).results == (parse_type("tensor<4xf32>"),) * 2
 
 
+def test_a_memdesc_printed_without_its_name():
+    """Triton 3.6's async_copy_global_to_local prints its result memdesc as '<...>'
+    (the attention sample's TTGIR, line 148): a memdesc all the same."""
+    ts = parse_op_types("tensor<64x64x!tt.ptr<f16>, #blocked2> -> <64x64xf16, #shared1, #smem, mutable>")
+    (m,) = ts.results
+    assert isinstance(m, MemDescType) and m.shape == (64, 64) and m.encoding_ref == "#shared1"
+    assert m.memory_space == "#smem" and m.mutable and m.dialect == "" and str(m) == m.raw
+    # LLVM IR's vectors space their 'x'; a bare '<4xf32>' names no layout: neither is one
+    assert isinstance(parse_type("<4 x float>"), VectorType)
+    assert isinstance(parse_type("<4xf32>"), OpaqueType)
+
+
 def test_left_opaque_on_purpose():
     for text in ("!tt.tensordesc<tensor<128x64xf16, #shared>>", "memref<4xf32>", "complex<f32>",
                  "tuple<i32, f32>", "label", "metadata", "!ttng.whatever", "<vscale x 4 x i32>", "",

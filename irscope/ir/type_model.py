@@ -170,7 +170,8 @@ class MemDescType(Type):
     alloc_shape: tuple[int | None, ...] = ()
     """Shape of the whole allocation; equals ``shape`` unless printed (subviews)."""
     dialect: str = _spelling("ttg")
-    """Prefix as printed: ``ttg``, ``tt`` or ``triton_gpu``."""
+    """Prefix as printed: ``ttg``, ``tt`` or ``triton_gpu``; '' when the op's printer
+    left it out (``ttg.async_copy_global_to_local ... -> <64x64xf16, #shared, ...>``)."""
     raw: str = _raw()
 
     def encoding_text(self, aliases: Mapping[str, str] | None = None) -> str | None:
@@ -201,7 +202,8 @@ class MemDescType(Type):
             parts.append("mutable")
         if self.alloc_shape != self.shape:
             parts.append(_dims(self.alloc_shape)[:-1])
-        return f"!{self.dialect}.memdesc<{', '.join(parts)}>"
+        head = f"!{self.dialect}.memdesc" if self.dialect else ""
+        return f"{head}<{', '.join(parts)}>"
 
     def short(self) -> str:
         return f"memdesc<{_dims(self.shape)}{self.element.short()}>"

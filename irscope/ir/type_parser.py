@@ -64,6 +64,8 @@ _ALLOC_RE = re.compile(r"(?:\d+|\?)(?:x(?:\d+|\?))*")
 _COUNT_RE = re.compile(r"\s*(vscale\s+x\s+)?(\d+)\s+x\s+")
 _INT_LIT_RE = re.compile(r"\s*(-?\d+)\s*")
 _ADDRSPACE_RE = re.compile(r"\s+addrspace\((\d+)\)")
+# A memdesc printed without its name: dimensions, an element, then a layout or space.
+_ELIDED_MEMDESC_RE = re.compile(r"<(?:(?:\d+|\?)x)+[\w!.]+(?:<[^<>]*>)?, #")
 _MEMDESC = {"!ttg.memdesc": "ttg", "!tt.memdesc": "tt", "!triton_gpu.memdesc": "triton_gpu"}
 _TT_PTR = ("!tt.ptr", "!ptr")
 _LLVM_PREFIX = "!llvm."
@@ -111,6 +113,10 @@ def _type_at(s: str, i: int, depth: int = 0) -> tuple[Type, int]:
             j = _expect(s, j, ">")
             return StructType(fields, True, None, "ir", s[i:j]), j
         m = _COUNT_RE.match(s, i + 1)
+        if not m and _ELIDED_MEMDESC_RE.match(s, i):
+            # '<64x64xf16, #shared, #smem, mutable>': a memdesc whose op printed it
+            # without its name (LLVM's vectors space their 'x': '<4 x float>')
+            return _memdesc(s, i, "", i + 1, depth)
         if not m or m.group(1):  # scalable LLVM vectors are left opaque
             raise _Fail
         elem, j = _type_at(s, m.end(), depth + 1)
