@@ -57,7 +57,17 @@ def test_factories_set_every_field_but_the_unread_ones():
 
     op = new_lazy_op(MlirOp, "a.b", "a", (), 1, "a.b", None, "", 1)
     unset = {n for n, v in _slots(op, _fields(Op)).items() if v == "<unread>"}
-    assert unset == {"operands", "types", "attributes"}
+    assert unset == {"operands", "types", "attributes"} == set(MlirOp.unread)
     ins = new_lazy_instruction(LlvmInstruction, "ret", "llvm", (), 1, "  ret void", None, "", 1)
     unset = {n for n, v in _slots(ins, _fields(Instruction)).items() if v == "<unread>"}
-    assert unset == {"operands"}
+    assert unset == {"operands"} == set(LlvmInstruction.unread)
+
+
+def test_a_lazy_op_reads_its_three_details_at_once():
+    op = new_lazy_op(MlirOp, "tt.expand_dims", "tt", ("%4",), 1,
+                     "    %4 = tt.expand_dims %3 {axis = 1 : i32} : tensor<4xi32> -> tensor<4x1xi32> loc(#loc9)",
+                     None, "#loc9", 1)
+    assert op.attributes == "{axis = 1 : i32}"  # any one of them...
+    assert _slots(op, ["operands", "types"]) == {"operands": ("%3",), "types": "tensor<4xi32> -> tensor<4x1xi32>"}
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        op.nope

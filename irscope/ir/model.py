@@ -147,7 +147,7 @@ class Op:
         """Operand and result types, parsed (:func:`irscope.ir.types.op_types`);
         encodings resolve through ``aliases`` (the module's ``encodings``)."""
         memo = getattr(aliases, "decoded", None)  # what parse_op_types keeps in an AliasTable
-        if memo is not None:
+        if type(memo) is dict:
             got = memo.get((self.types, len(self.results)))
             if got is not None:
                 return got
