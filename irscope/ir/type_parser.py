@@ -389,7 +389,8 @@ _FAST_MEMDESC = r"!ttg\.memdesc<((?:\d+x)+)([a-z]\w*), (#[A-Za-z_][\w$.]*), (#[A
 _FAST_TENSOR_RE = re.compile(_FAST_TENSOR)
 _FAST_MEMDESC_RE = re.compile(_FAST_MEMDESC)
 # One such type, a !tt.ptr of a scalar, or one word (a scalar): no top-level comma,
-# arrow, ' to ' or ' * ' inside, so a type list of these splits at one regex.
+# arrow, ' to ' or ' * ' inside, so a type list of these splits at one regex (the two
+# patterns above with their groups made non-capturing: neither holds a '\(').
 FAST_TYPE = "(?:" + "|".join(re.sub(r"\((?!\?)", "(?:", p) for p in (_FAST_TENSOR, _FAST_MEMDESC)) \
     + r"|!tt\.ptr<[a-z]\w*>|[a-z]\w*)"
 
