@@ -535,22 +535,22 @@ def _decode_ways(text: str, aliases: dict) -> tuple:
     the parser's int-list regex and by the descent alone; no cache in the way."""
     import re
 
-    from irscope.ir.layouts import decode
+    from irscope.ir.layouts import attr_parser, decode
 
     def one():
         decode._decode_alias.cache_clear()  # parents decoded afresh each way
         try:
             return decode._Builder(aliases).decode(text, 0, frozenset())
-        except (decode._Bad, decode._ParseError, RecursionError) as exc:
+        except (decode._Bad, decode.ParseError, RecursionError) as exc:
             return type(exc).__name__, str(exc)
 
     fast = one()
-    saved = decode._INT_LIST_RE
-    decode._INT_LIST_RE = re.compile(r"(?!)")  # never matches: every list by the descent
+    saved = attr_parser._INT_LIST_RE
+    attr_parser._INT_LIST_RE = re.compile(r"(?!)")  # never matches: every list by the descent
     try:
         return fast, one()
     finally:
-        decode._INT_LIST_RE = saved
+        attr_parser._INT_LIST_RE = saved
 
 
 def test_int_lists_read_at_one_regex_decode_as_the_descent_does():
