@@ -120,14 +120,20 @@ class Parser:
             return tuple(items)
         while True:
             items.append(self.value(depth))
-            ch = self.peek()
-            if ch == ",":
-                self.i += 1
-                continue
-            if ch == "]":
-                self.i += 1
+            if not self.another_item():
                 return tuple(items)
-            raise self.error("expected ',' or ']'")
+
+    def another_item(self) -> bool:
+        """After a list item: True at ',' (another follows), False at ']' (the list
+        ends); both are consumed. Anything else is an error."""
+        ch = self.peek()
+        if ch == ",":
+            self.i += 1
+            return True
+        if ch == "]":
+            self.i += 1
+            return False
+        raise self.error("expected ',' or ']'")
 
     def params(self, close: str, depth: int, into: dict, positional: list) -> None:
         """``key = value, key = value`` (or bare values) up to ``close``."""
@@ -177,14 +183,8 @@ class Parser:
                 raise self.error("expected interval:+padding")
             self.i = m.end()
             pairs.append((int(m.group(1)), int(m.group(2))))
-            ch = self.peek()
-            if ch == ",":
-                self.i += 1
-                continue
-            if ch == "]":
-                self.i += 1
+            if not self.another_item():
                 return ("padding", tuple(pairs))
-            raise self.error("expected ',' or ']'")
 
     def attr(self, depth: int):
         start = self.i
