@@ -4,6 +4,7 @@
 #   .venv               irscope + Triton 3.6 + torch 2.13 (CPU) + test tools
 #   .venvs/triton-3.2   Triton 3.2 + torch, for `--python` and the version tests
 #   .venvs/triton-3.9   Triton 3.9 + torch
+#   .venvs/triton-3.0   Triton 3.0 + torch: the oldest autotuner (tests/test_versions.py)
 # Re-running it is cheap: finished steps are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,7 @@ if [ ! -x .venv/bin/irscope ] || [ pyproject.toml -nt .venv/.irscope-installed ]
   pip_q .venv "$TORCH" "triton==3.6.0" -e ".[capture,test]" --config-settings editable_mode=compat
   .venv/bin/python -c "import irscope, triton, torch, textual" && touch .venv/.irscope-installed
 fi
-for v in 3.2.0 3.9.0; do
+for v in 3.2.0 3.9.0 3.0.0; do
   d=.venvs/triton-${v%.0}
   if [ ! -f "$d/.installed" ]; then
     echo "== $d"
