@@ -200,17 +200,8 @@ def _build(function: Function) -> DefUse:
                 results[id(op)] = rs = tuple(OpResult(n, None, [], op, i) for i, n in enumerate(names))
                 for r in rs:
                     values[r.name] = r
-        get = values.get
-        for op in ops:  # (_uses, inlined for SSA text: a third of this build)
-            used = []
-            for name in op.operands:
-                v = get(name)
-                if v is None and "#" in name:  # '%x#0' of a value printed whole elsewhere
-                    v = get(name.split("#", 1)[0])
-                if v is not None:
-                    v.uses.append(_new_use((op, len(used))))
-                used.append(v)
-            operands[id(op)] = tuple(used)
+        for op in ops:
+            operands[id(op)] = _uses(values, op, op.operands, 0, False)
         return du
     for op in ops:  # registers: a use reads the latest earlier write
         names = op.operands
