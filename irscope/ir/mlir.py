@@ -56,12 +56,9 @@ _PLAIN_OP_RE = re.compile(r'\s*(%[-\w$.]+) = ([A-Za-z_][\w$.]*)( [^"\n]*)? loc\(
 # (dense<0.0>), an attribute group without nesting, then ' : ' and the types (if any).
 #     %12 = arith.addi %10, %11 : i32 loc(#loc3)   ->   ' %10, %11', None, 'i32'
 #     %4 = tt.expand_dims %3 {axis = 1 : i32} : tensor<..> -> tensor<..> loc(#loc9)
-# (Compiled on the first read, not at import: showing a stage's text needs none.)
-@functools.cache
-def _plain_details_re() -> re.Pattern:
-    return re.compile(r'\s*(?:%[-\w$.]+(?::\d+)? = )?[A-Za-z_][\w$]*\.[\w$.]*'
-                      r'((?: [^"<>(){}\[\]:=\n]*(?:<[^<>"(){}\[\]:=\n]*>)?)?)'
-                      r'( \{[^{}"<>()\[\]%\n]*\})?(?: : ([^"\n]*))? loc\(#[\w$.-]+\)$')
+_PLAIN_DETAILS_RE = re.compile(r'\s*(?:%[-\w$.]+(?::\d+)? = )?[A-Za-z_][\w$]*\.[\w$.]*'
+                               r'((?: [^"<>(){}\[\]:=\n]*(?:<[^<>"(){}\[\]:=\n]*>)?)?)'
+                               r'( \{[^{}"<>()\[\]%\n]*\})?(?: : ([^"\n]*))? loc\(#[\w$.-]+\)$')
 
 # A location alias as Triton prints it (at most one string, no escapes):
 #     #loc2 = loc("/abs/k.py":6:24)   /   #loc19 = loc("pid"(#loc2))
@@ -272,7 +269,7 @@ class MlirOp(LazyOp):
 
     @staticmethod
     def read_details(text: str) -> tuple:
-        m = _plain_details_re().match(text)
+        m = _PLAIN_DETAILS_RE.match(text)
         if m is not None:
             head, attrs, types = m.groups()
             if types is None:
