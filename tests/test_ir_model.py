@@ -71,3 +71,36 @@ def test_a_lazy_op_reads_its_three_details_at_once():
     assert _slots(op, ["operands", "types"]) == {"operands": ("%3",), "types": "tensor<4xi32> -> tensor<4x1xi32>"}
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         op.nope
+
+
+def test_def_use_reads_the_unread_details_at_once_and_keeps_what_was_read():
+    """def-use reads every lazy op's details in one loop (read_unread_details); an op
+    read before, and changed by hand since, keeps the change; the values equal the
+    eager parse's."""
+    from irscope.ir import parse_mlir
+    from irscope.ir.model import read_unread_details
+
+    text = """module {
+  tt.func @k(%a: i32 loc(#loc1)) {
+    %0 = arith.addi %a, %a : i32 loc(#loc1)
+    %1 = arith.muli %0, %a {flag = 1 : i32} : i32 loc(#loc1)
+    %2 = arith.subi %1, %0 : i32 loc(#loc1)
+    tt.return loc(#loc1)
+  } loc(#loc1)
+} loc(#loc1)
+#loc1 = loc("k.py":1:0)
+"""
+    lazy, eager = parse_mlir(text, "ttgir"), parse_mlir(text, "mlir")
+    ops = list(lazy.ops())
+    assert all(isinstance(op, MlirOp) and op._unread for op in ops)
+    ops[1].operands  # one op read on first use...
+    ops[1].operands = ("%changed",)  # ...and changed by hand
+    du = lazy.functions[0].def_use()
+    assert not any(op._unread for op in ops)
+    assert ops[1].operands == ("%changed",)
+    for got, want in zip(ops, eager.ops()):
+        if got is not ops[1]:
+            assert (got.operands, got.types, got.attributes) == (want.operands, want.types, want.attributes)
+    assert [u.op.name for u in du.values["%0"].uses] == ["arith.subi"]  # the hand-made %changed uses none
+    read_unread_details(ops)  # nothing left to read: a no-op
+    assert ops[1].operands == ("%changed",)

@@ -372,10 +372,10 @@ def test_fast_type_reader_agrees_with_the_descent_on_every_fixture_type():
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.sampled_from([t for t in FIXTURE_TYPES if t.startswith(("tensor<", "!ttg.memdesc<"))]),
+@given(st.sampled_from([t for t in FIXTURE_TYPES if t.startswith(("tensor<", "!ttg.memdesc<", "<"))]),
        st.lists(st.tuples(st.integers(0, 80), st.sampled_from(
            ["x", "4x", "?x", "<", ">", ",", ", ", " ", "#", "{", "}", "!tt.ptr<", "f8E4M3FN", "mutable", '"', "->",
-            "#smem", "#ttg.shared_memory", "_", "$", "."])), max_size=4))
+            "#smem", "#ttg.shared_memory", "_", "$", ".", "(", ")", "[", "]"])), max_size=4))
 def test_fast_type_reader_agrees_with_the_descent_on_garbled_types(text, edits):
     from irscope.ir import type_parser
 
@@ -405,8 +405,9 @@ def test_fast_op_types_agree_with_the_general_reader_on_every_fixture_op():
     for text in OP_TYPE_TEXTS:
         for n in (None, 0, 1, 2):
             assert _op_types_deep(ot._op_types_raw(text, n)) == _op_types_deep(ot._op_types_general(text, n)), text
-        fast += ot._FAST_RE.fullmatch(text) is not None or ot._FAST_LIST_RE.fullmatch(text) is not None
-    assert fast > len(OP_TYPE_TEXTS) // 3
+        fast += any(r.fullmatch(text) is not None for r in (ot._FAST_RE, ot._FAST_LIST_RE, ot._FAST_FUNCTION_RE,
+                                                              ot._FAST_CAST_RE, ot._FAST_DOT_RE))
+    assert fast > len(OP_TYPE_TEXTS) // 2
 
 
 @settings(max_examples=500, deadline=None)

@@ -198,7 +198,18 @@ def _read_op_details(op, name: str):
     if name not in _DETAILS:
         raise _no_attribute(op, name)
     op.operands, op.types, op.attributes = op.read_details(op.text)
+    op._unread = False
     return getattr(op, name)
+
+
+def read_unread_details(ops) -> None:
+    """Read the details of every :class:`LazyOp` among ``ops`` that has not read them
+    yet, in one loop: what first use of each would do, without the failed slot read
+    that sends each one to ``__getattr__`` (a def-use reads every op's operands)."""
+    for op in ops:
+        if isinstance(op, LazyOp) and op._unread:
+            op.operands, op.types, op.attributes = op.read_details(op.text)
+            op._unread = False
 
 
 def _read_instruction_operands(op, name: str):
@@ -222,7 +233,7 @@ class LazyOp(Op):
     plain slots again.
     """
 
-    __slots__ = ()
+    __slots__ = ("_unread",)  # True until the details are read (set by new_lazy_op)
     unread = ("operands", "types", "attributes")
     """The details the parser leaves unread (all read at once, on the first use of
     any: set them after reading, or all three)."""
@@ -254,6 +265,13 @@ def new_lazy_op(cls: type, name: str, dialect: str, results: tuple, line: int, t
     parse makes thousands; the parsers' hot loops call it positionally). Its location
     is unknown until the parser resolves it. ``tests/test_ir_model.py`` holds it to
     the dataclass fields."""
+    op = _new_op(cls, name, dialect, results, line, text, parent, loc_ref, end_line, form)
+    op._unread = True
+    return op
+
+
+def _new_op(cls: type, name: str, dialect: str, results: tuple, line: int, text: str, parent,
+            loc_ref: str, end_line: int, form: str) -> Op:
     op = _new_object(cls)
     op.name = name
     op.dialect = dialect
@@ -273,7 +291,7 @@ def new_lazy_instruction(cls: type, name: str, dialect: str, results: tuple, lin
                          loc_ref: str, end_line: int, form: str = "", predicate: str = "") -> Instruction:
     """:func:`new_lazy_op` for a :class:`LazyInstruction` (its operands unread; its
     types and attributes '', as an instruction's are)."""
-    op = new_lazy_op(cls, name, dialect, results, line, text, parent, loc_ref, end_line, form)
+    op = _new_op(cls, name, dialect, results, line, text, parent, loc_ref, end_line, form)
     op.types = ""
     op.attributes = ""
     op.predicate = predicate

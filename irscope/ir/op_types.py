@@ -67,6 +67,13 @@ _FAST_RE = re.compile(rf"({FAST_TYPE})(?: -> ({FAST_TYPE}))?")
 # `T1, T2, ...` of simple types: each piece is one match of the type pattern.
 _FAST_LIST_RE = re.compile(rf"{FAST_TYPE}(?:, {FAST_TYPE})+")
 _FAST_PIECE_RE = re.compile(FAST_TYPE)
+# The other forms TTGIR prints, of such types:
+#     (T1, T2) -> T3   /   () -> T      (ttg.local_alloc, tt.reduce...)
+#     T1 to T2                          (arith.truncf, arith.extsi...)
+#     A * B -> C                        (ttng.warp_group_dot, tt.dot)
+_FAST_FUNCTION_RE = re.compile(rf"\(((?:{FAST_TYPE}(?:, {FAST_TYPE})*)?)\) -> ({FAST_TYPE})")
+_FAST_CAST_RE = re.compile(rf"({FAST_TYPE}) to ({FAST_TYPE})")
+_FAST_DOT_RE = re.compile(rf"({FAST_TYPE}) \* ({FAST_TYPE}) -> ({FAST_TYPE})")
 
 
 def _op_types_raw(s: str, num_results: int | None) -> OpTypes:
@@ -77,9 +84,24 @@ def _op_types_raw(s: str, num_results: int | None) -> OpTypes:
         if b is None:
             return OpTypes((t,), (t,) * (1 if num_results is None else num_results), s, "single")
         return OpTypes((t,), (_parse(b),), s, "arrow")
-    if _FAST_LIST_RE.fullmatch(s) is not None:
+    c = s[:1]
+    if c == "(":
+        m = _FAST_FUNCTION_RE.fullmatch(s)
+        if m is not None:
+            args, result = m.groups()
+            return OpTypes(tuple(map(_parse, _FAST_PIECE_RE.findall(args))), (_parse(result),), s, "function")
+    elif _FAST_LIST_RE.fullmatch(s) is not None:
         ts = tuple(map(_parse, _FAST_PIECE_RE.findall(s)))
         return OpTypes(ts, ts if num_results == len(ts) else (), s, "list")
+    elif " to " in s:
+        m = _FAST_CAST_RE.fullmatch(s)
+        if m is not None:
+            return OpTypes((_parse(m.group(1)),), (_parse(m.group(2)),), s, "cast")
+    elif " * " in s:
+        m = _FAST_DOT_RE.fullmatch(s)
+        if m is not None:
+            a, b, r = m.groups()
+            return OpTypes((_parse(a), _parse(b)), (_parse(r),), s, "dot")
     return _op_types_general(s, num_results)
 
 

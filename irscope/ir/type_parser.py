@@ -384,19 +384,32 @@ def _bang_refs(text: str) -> tuple[str, ...]:
 # The types a TTGIR prints on most ops, read at one regex each (what _type_at gives):
 #     tensor<128x64x!tt.ptr<f16>, #ttg.slice<{dim = 1, parent = #mma}>>
 #     !ttg.memdesc<3x64x64xf16, #shared, #smem, mutable>
-_FAST_TENSOR = r'tensor<((?:\d+x)+)(?:([a-z]\w*)|!tt\.ptr<([a-z]\w*)>)(?:, (#[A-Za-z_][\w$.]*(?:<\{[^{}<>"]*\}>)?))?>'
+_FAST_TENSOR = r'tensor<((?:\d+x)+)(?:([a-z]\w*)|!tt\.ptr<([a-z]\w*)>)(?:, (#[A-Za-z_][\w$.]*(?:<\{[^{}<>"\x28\x29\[\]]*\}>)?))?>'
 _FAST_MEMDESC = r"!ttg\.memdesc<((?:\d+x)+)([a-z]\w*), (#[A-Za-z_][\w$.]*), (#[A-Za-z_][\w$.]*)(, mutable)?>"
+# The same memdesc as an op prints it without its name (ttg.async_copy_global_to_local):
+#     <64x64xf16, #shared, #smem, mutable>
+_FAST_ELIDED = _FAST_MEMDESC[len(r"!ttg\.memdesc"):]
 _FAST_TENSOR_RE = re.compile(_FAST_TENSOR)
 _FAST_MEMDESC_RE = re.compile(_FAST_MEMDESC)
+_FAST_ELIDED_RE = re.compile(_FAST_ELIDED)
 # One such type, a !tt.ptr of a scalar, or one word (a scalar): no top-level comma,
-# arrow, ' to ' or ' * ' inside, so a type list of these splits at one regex (the two
-# patterns above with their groups made non-capturing: neither holds a '\(').
-FAST_TYPE = "(?:" + "|".join(re.sub(r"\((?!\?)", "(?:", p) for p in (_FAST_TENSOR, _FAST_MEMDESC)) \
+# arrow, ' to ' or ' * ' inside, so a type list of these splits at one regex (the
+# patterns above with their groups made non-capturing: none holds a '\(', and the
+# flat encoding's class names its parentheses \x28 \x29). A bracket inside that
+# encoding sends it to the descent, which counts brackets.
+FAST_TYPE = "(?:" + "|".join(re.sub(r"\((?!\?)", "(?:", p) for p in (_FAST_TENSOR, _FAST_MEMDESC, _FAST_ELIDED)) \
     + r"|!tt\.ptr<[a-z]\w*>|[a-z]\w*)"
 
 
+@lru_cache(maxsize=1024)
+def _fast_shape(dims: str) -> tuple[int, ...]:
+    # '128x64x' -> (128, 64): a module prints a few dozen shapes on hundreds of types.
+    return tuple(map(int, dims[:-1].split("x")))
+
+
 def _fast(text: str) -> Type | None:
-    """The common TTGIR tensor or memdesc type ``text``, or None for any other text
+    """The common TTGIR tensor or memdesc type ``text`` (a memdesc also as printed
+    without its name), or None for any other text
     (the descent reads it). ``tests/test_ir_types.py`` holds both to one answer."""
     if text.startswith("tensor<"):
         m = _FAST_TENSOR_RE.fullmatch(text)
@@ -408,18 +421,21 @@ def _fast(text: str) -> Type | None:
         else:
             target = _scalar(pointee)
             elem = None if target is None else PointerType(target, 1, "tt", f"!tt.ptr<{pointee}>")
-        return None if elem is None else TensorType(tuple(map(int, dims[:-1].split("x"))), elem, enc, text)
+        return None if elem is None else TensorType(_fast_shape(dims), elem, enc, text)
     if text.startswith("!ttg.memdesc<"):
-        m = _FAST_MEMDESC_RE.fullmatch(text)
-        if m is None:
-            return None
-        dims, name, enc, space, mutable = m.groups()
-        elem = _scalar(name)
-        if elem is None:
-            return None
-        shape = tuple(map(int, dims[:-1].split("x")))
-        return MemDescType(shape, elem, enc, space, mutable is not None, shape, "ttg", text)
-    return None
+        m, dialect = _FAST_MEMDESC_RE.fullmatch(text), "ttg"
+    elif text.startswith("<"):
+        m, dialect = _FAST_ELIDED_RE.fullmatch(text), ""
+    else:
+        return None
+    if m is None:
+        return None
+    dims, name, enc, space, mutable = m.groups()
+    elem = _scalar(name)
+    if elem is None:
+        return None
+    shape = _fast_shape(dims)
+    return MemDescType(shape, elem, enc, space, mutable is not None, shape, dialect, text)
 
 
 @lru_cache(maxsize=16384)

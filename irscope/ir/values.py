@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
 from irscope import robust
 from irscope.robust import paused_gc
 
-from .model import Block, Function, Module, Op
+from .model import Block, Function, Module, Op, read_unread_details
 
 if TYPE_CHECKING:
     import networkx
@@ -184,6 +184,7 @@ def _build(function: Function) -> DefUse:
     for block in function.blocks:
         _block_args(block, function, values)
     ops = list(function.ops())
+    read_unread_details(ops)
     results, operands = du._results, du._operands
     if ssa:
         # Every definition first: a phi (or a loop-carried MLIR value) may use a value
