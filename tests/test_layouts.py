@@ -529,10 +529,11 @@ def test_garbage_is_unknown(text):
     assert enc.describe().startswith("unknown encoding")
 
 
-# -------------------------------------------------------- the int-list fast path
+# ------------------------------------------- the flat-layout and int-list fast paths
 def _decode_ways(text: str, aliases: dict) -> tuple:
     """What the builder makes of ``text`` (an encoding, or the error it raises), with
-    the parser's int-list regex and by the descent alone; no cache in the way."""
+    the fast paths (a flat layout at two regexes, an int list at one) and by the
+    descent alone; no cache in the way."""
     import re
 
     from irscope.ir.layouts import attr_parser, decode
@@ -545,12 +546,40 @@ def _decode_ways(text: str, aliases: dict) -> tuple:
             return type(exc).__name__, str(exc)
 
     fast = one()
-    saved = attr_parser._INT_LIST_RE
+    saved = attr_parser._INT_LIST_RE, decode.flat_attr
     attr_parser._INT_LIST_RE = re.compile(r"(?!)")  # never matches: every list by the descent
+    decode.flat_attr = lambda text: None  # every layout by the descent
     try:
         return fast, one()
     finally:
-        attr_parser._INT_LIST_RE = saved
+        attr_parser._INT_LIST_RE, decode.flat_attr = saved
+
+
+def _descent_attr(text: str):
+    """What the descent reads of a whole text: its Attr/Ref, or None."""
+    from irscope.ir.layouts.attr_parser import ParseError, Parser
+
+    parser = Parser(text)
+    try:
+        node = parser.value(0) if parser.peek() == "#" else None
+        return node if node is not None and parser.peek() == "" else None
+    except (ParseError, RecursionError):
+        return None
+
+
+def _flat_agrees(text: str) -> bool:
+    from irscope.ir.layouts.attr_parser import flat_attr
+
+    got = flat_attr(text)
+    return got is None or repr(got) == repr(_descent_attr(text))  # repr: True and 1 differ
+
+
+def test_flat_layouts_read_at_two_regexes_as_the_descent_reads_them():
+    texts = list(VALID_TEXTS) + [t for _, _, a in FIXTURE_ALIASES for t in a.values()]
+    from irscope.ir.layouts.attr_parser import flat_attr
+
+    assert all(_flat_agrees(t) for t in texts)
+    assert sum(flat_attr(t) is not None for t in texts) > 40
 
 
 def test_int_lists_read_at_one_regex_decode_as_the_descent_does():
@@ -565,10 +594,12 @@ def test_int_lists_read_at_one_regex_decode_as_the_descent_does():
 
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(VALID_TEXTS), st.lists(st.tuples(st.integers(0, 400), st.sampled_from(
-    ["[", "]", ",", " ", "-", "+", "1", "\n", "[]", "[1]", ": i32", "{", "}", "]]", "[["])), max_size=4))
+    ["[", "]", ",", " ", "-", "+", "1", "\n", "[]", "[1]", ": i32", "{", "}", "]]", "[[", "<", ">", "#", "#a",
+     "true", "= ", ".", "x = 1, ", ", "])), max_size=4))
 def test_int_lists_read_at_one_regex_decode_as_the_descent_does_on_garbled_text(text, edits):
     for pos, piece in edits:
         pos %= len(text) + 1
         text = text[:pos] + piece + text[pos:]
     fast, slow = _decode_ways(text, {})
     assert fast == slow, text
+    assert _flat_agrees(text), text

@@ -202,3 +202,39 @@ class Parser:
             self.i += 1
             self.params(">", depth, params, positional)
         return Attr(dialect, name, params, tuple(positional), self.s[start:self.i])
+
+
+# The layouts a TTGIR prints are flat: ``#ttg.blocked<{sizePerThread = [1, 8], ...}>``,
+# ``#ttg.slice<{dim = 1, parent = #mma}>``, ``#ttg.shared_memory``, ``#mma``: keys
+# with an int list, an int (perhaps typed), a bool or an alias each. Those are read at two regexes
+# (:func:`flat_attr`); anything else (nesting, unit attributes, odd spacing) by the descent.
+_FLAT_VALUE = r"\[(?:-?\d+(?:, -?\d+)*)?\]|-?\d+(?: : [iu]\d+)?|true|false|#[A-Za-z_][\w$]*(?![\w$.<])"
+_FLAT_PAIR = rf"[A-Za-z_][\w$]* = (?:{_FLAT_VALUE})"
+_FLAT_ATTR_RE = re.compile(
+    rf"#([A-Za-z_][\w$]*)(?:\.([A-Za-z_][\w$]*)(?:<\{{((?:{_FLAT_PAIR})(?:, {_FLAT_PAIR})*)?\}}>)?)?")
+_FLAT_PAIR_RE = re.compile(rf"([A-Za-z_][\w$]*) = ({_FLAT_VALUE})")
+
+
+def _flat_value(v: str):
+    c = v[0]
+    if c == "[":
+        return tuple(map(int, v[1:-1].split(","))) if len(v) > 2 else ()
+    if c == "#":
+        return Ref(v)
+    if v == "true" or v == "false":
+        return v == "true"
+    return int(v.partition(" ")[0])
+
+
+def flat_attr(text: str) -> Attr | Ref | None:
+    """The :class:`Attr` (or alias :class:`Ref`) that ``Parser(text).value(0)`` reads
+    from a whole flat layout text, or None for any other text (the descent reads it).
+    ``tests/test_layouts.py`` holds the two to one answer."""
+    m = _FLAT_ATTR_RE.fullmatch(text)
+    if m is None:
+        return None
+    dialect, name, body = m.groups()
+    if name is None:
+        return Ref(text)
+    params = {k: _flat_value(v) for k, v in _FLAT_PAIR_RE.findall(body)} if body else {}
+    return Attr(dialect, name, params, (), text)

@@ -36,7 +36,7 @@ from .model import (
     UnknownEncoding,
 )
 
-from .attr_parser import MAX_DEPTH, Attr, ParseError, Parser, Ref
+from .attr_parser import MAX_DEPTH, Attr, ParseError, Parser, Ref, flat_attr
 
 __all__ = ["decode_encoding", "parse_aliases"]
 
@@ -137,12 +137,14 @@ class _Builder:
     def decode(self, text: str, depth: int, seen: frozenset) -> Encoding:
         if depth > MAX_DEPTH:
             raise _Bad("layouts nested too deeply")
-        parser = Parser(text)
-        node = parser.value(0) if parser.peek() == "#" else None
+        node = flat_attr(text)
         if node is None:
-            raise _Bad("not an attribute (expected '#')")
-        if parser.peek() != "":
-            raise _Bad(f"trailing text at offset {parser.i}")
+            parser = Parser(text)
+            node = parser.value(0) if parser.peek() == "#" else None
+            if node is None:
+                raise _Bad("not an attribute (expected '#')")
+            if parser.peek() != "":
+                raise _Bad(f"trailing text at offset {parser.i}")
         if isinstance(node, Ref):
             return self.resolve(node, depth, seen)
         return self.build(node, depth, seen)
