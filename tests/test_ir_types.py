@@ -413,7 +413,7 @@ def test_fast_op_types_agree_with_the_general_reader_on_every_fixture_op():
 @settings(max_examples=500, deadline=None)
 @given(st.sampled_from(OP_TYPE_TEXTS), st.lists(st.tuples(st.integers(0, 120), st.sampled_from(
     ["x", ", ", ",", " -> ", "->", " to ", " * ", "(", ")", "<", ">", "!tt.ptr<", "tensor<4x", "i32", " ", "#a",
-     "{", "}"])), max_size=4), st.sampled_from([None, 0, 1, 3]))
+     "{", "}", ", !ttg.async.token", "!a.b", "<64x64xf16, #s, #smem>"])), max_size=4), st.sampled_from([None, 0, 1, 3]))
 def test_fast_op_types_agree_with_the_general_reader_on_garbled_text(text, edits, n):
     from irscope.ir import op_types as ot
 

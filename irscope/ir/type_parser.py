@@ -392,13 +392,14 @@ _FAST_ELIDED = _FAST_MEMDESC[len(r"!ttg\.memdesc"):]
 _FAST_TENSOR_RE = re.compile(_FAST_TENSOR)
 _FAST_MEMDESC_RE = re.compile(_FAST_MEMDESC)
 _FAST_ELIDED_RE = re.compile(_FAST_ELIDED)
-# One such type, a !tt.ptr of a scalar, or one word (a scalar): no top-level comma,
+# One such type, a !tt.ptr of a scalar, one word (a scalar) or a dialect type without
+# parameters (!ttg.async.token, which _parse reads by the descent): no top-level comma,
 # arrow, ' to ' or ' * ' inside, so a type list of these splits at one regex (the
 # patterns above with their groups made non-capturing: none holds a '\(', and the
 # flat encoding's class names its parentheses \x28 \x29). A bracket inside that
 # encoding sends it to the descent, which counts brackets.
 FAST_TYPE = "(?:" + "|".join(re.sub(r"\((?!\?)", "(?:", p) for p in (_FAST_TENSOR, _FAST_MEMDESC, _FAST_ELIDED)) \
-    + r"|!tt\.ptr<[a-z]\w*>|[a-z]\w*)"
+    + r"|!tt\.ptr<[a-z]\w*>|[a-z]\w*|![A-Za-z_][\w$.]*(?![\w$.<]))"
 
 
 @lru_cache(maxsize=1024)
