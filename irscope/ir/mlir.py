@@ -52,12 +52,13 @@ _MODULE_RE = re.compile(r'(?:module|"builtin\.module"\(\))(?:\s+@[\w$.-]+)?(.*)$
 #     %12 = arith.addi %10, %11 : i32 loc(#loc3)
 _PLAIN_OP_RE = re.compile(r'\s*(%[-\w$.]+) = ([A-Za-z_][\w$.]*)( [^"\n]*)? loc\((#[\w$.-]+)\)$')
 # The same line's details, for its first read (what _op gives, at one regex): a head
-# of plain words and values (no bracket, colon or '=') with at most one flat <...>
-# (dense<0.0>), an attribute group without nesting, then ' : ' and the types (if any).
+# of plain words and values (no bracket, colon or '=') ending in at most one flat <...>
+# (dense<0.0>) or [...] (ttg.memdesc_index %k[%c0_i32]), an attribute group without
+# nesting, then ' : ' and the types (if any).
 #     %12 = arith.addi %10, %11 : i32 loc(#loc3)   ->   ' %10, %11', None, 'i32'
 #     %4 = tt.expand_dims %3 {axis = 1 : i32} : tensor<..> -> tensor<..> loc(#loc9)
 _PLAIN_DETAILS_RE = re.compile(r'\s*(?:%[-\w$.]+(?::\d+)? = )?[A-Za-z_][\w$]*\.[\w$.]*'
-                               r'((?: [^"<>(){}\[\]:=\n]*(?:<[^<>"(){}\[\]:=\n]*>)?)?)'
+                               r'((?: [^"<>(){}\[\]:=\n]*(?:<[^<>"(){}\[\]:=\n]*>|\[[^<>"(){}\[\]:=\n]*\])?)?)'
                                r'( \{[^{}"<>()\[\]%\n]*\})?(?: : ([^"\n]*))? loc\(#[\w$.-]+\)$')
 
 # A location alias as Triton prints it (at most one string, no escapes):
@@ -274,7 +275,7 @@ class MlirOp(LazyOp):
             head, attrs, types = m.groups()
             if types is None:
                 types = ""
-            if " : " not in types and not types.endswith("{"):
+            if " : " not in types and not types.endswith("{") and types[:1] != ":":  # not ": : T"
                 return (tuple(_VALUE_RE.findall(head)) if "%" in head else (), types.strip(),
                         attrs[1:] if attrs else "")
         t = _classify_safe(text)
