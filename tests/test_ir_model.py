@@ -104,3 +104,25 @@ def test_def_use_reads_the_unread_details_at_once_and_keeps_what_was_read():
     assert [u.op.name for u in du.values["%0"].uses] == ["arith.subi"]  # the hand-made %changed uses none
     read_unread_details(ops)  # nothing left to read: a no-op
     assert ops[1].operands == ("%changed",)
+
+
+def test_a_parsed_function_lists_the_ops_its_regions_hold():
+    """Function.ops() gives the parser's list (body_ops): the same ops, in the same
+    order, as walking the function's regions; truncated and garbled text too."""
+    from conftest import DATA
+
+    from irscope.ir import parse_mlir
+    from irscope.ir.model import Function
+
+    texts = [p.read_text() for p in sorted(DATA.rglob("*.tt*ir"))]
+    texts += [t[: len(t) // 2] for t in texts[:6]]  # cut inside a function
+    texts += ["tt.func @f() {\n  tt.func @g() {\n  %0 = arith.addi %a, %a : i32\n  }\n  tt.return\n}\n"]
+    functions = 0
+    for text in texts:
+        for stage in ("ttgir", "mlir"):
+            for fn in parse_mlir(text, stage).functions:
+                assert [id(op) for op in fn.ops()] == [id(op) for op in fn._walk()]
+                functions += fn.body_ops is not None
+    assert functions > 20
+    hand = Function(name="h", kind="tt.func")
+    assert hand.body_ops is None and list(hand.ops()) == []

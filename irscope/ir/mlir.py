@@ -431,6 +431,9 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
     unknown = mod.unknown
     loc_aliases = mod.loc_aliases
     stack: list = []  # (owner, saved block, saved region, saved parent)
+    # Where in all_ops each open function's ops start; -1 for one that holds another
+    # (garbled text): its ops are not one run of all_ops, and it walks its regions.
+    body_start: list[int] = []
     block: Block | None = None
     region: Region | None = None
     parent = None
@@ -471,6 +474,8 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             add_here = (block.ops if block is not None else glob).append
             if owner is not None:
                 owner.end_line = lineno
+                if type(owner) is Function:
+                    _end_body(owner, body_start, all_ops)
                 if t[3]:
                     owner.loc_ref = t[3]
                 if isinstance(owner, Op):
@@ -503,6 +508,8 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
                 fn = Function(name=t[2], kind=t[1], args=args, blocks=[entry], line=lineno, end_line=lineno,
                               visibility=t[3], attributes=t[5], loc_ref=t[6], text=raw_text)
                 mod.functions.append(fn)
+                body_start[:] = [-1] * len(body_start)
+                body_start.append(len(all_ops))
                 stack.append((fn, block, region, parent))
                 block, region, parent = entry, Region(fn.blocks), fn
                 add_here = entry.ops.append
@@ -548,6 +555,8 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
         owner, block, region, parent = stack.pop()
         if owner is not None:
             owner.end_line = lineno
+            if type(owner) is Function:
+                _end_body(owner, body_start, all_ops)
     mod.total_lines = counts[0]
     mod.understood_lines = understood + counts[1]
     res = _resolver(loc_aliases, cache)
@@ -555,6 +564,13 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
     if mod_loc:
         mod.location = res.resolve(mod_loc)
     return mod
+
+
+def _end_body(fn: Function, starts: list[int], all_ops: list) -> None:
+    """A function's body closed: its ops are the run of ``all_ops`` since it opened."""
+    start = starts.pop()
+    if start >= 0:
+        fn.body_ops = all_ops[start:]
 
 
 _RESOLVERS_KEPT = 8

@@ -350,6 +350,9 @@ class Function:
     """The header line."""
     def_use_cache: object = field(default=None, repr=False)
     """The function's def-use, once built (:func:`irscope.ir.values.def_use`)."""
+    body_ops: "list[Op] | None" = field(default=None, repr=False)
+    """Every op of the body in text order as the parser read it, nested ones included
+    (what :meth:`ops` gives, without walking the regions); None: :meth:`ops` walks."""
 
     def def_use(self):
         """Values, definers and uses of the function (built once:
@@ -360,6 +363,11 @@ class Function:
 
     def ops(self) -> Iterator[Op]:
         """Every op of the body, nested ones included, in text order."""
+        if self.body_ops is not None:
+            return iter(self.body_ops)
+        return self._walk()
+
+    def _walk(self) -> Iterator[Op]:
         for block in self.blocks:
             for op in block.ops:
                 yield from op.walk()
