@@ -110,12 +110,14 @@ class DefUse:
     """Every value by name, in definition order."""
     ssa: bool
     """False for PTX and SASS: a use refers to the latest earlier write (see module notes)."""
-    _results: dict[int, tuple[OpResult, ...]] = field(default_factory=dict, repr=False)
+    _results: dict[int, "OpResult | tuple[OpResult, ...]"] = field(default_factory=dict, repr=False)
+    """Per op: its one result (most ops: no tuple kept for it), or a tuple of them."""
     _operands: dict[int, tuple[SSAValue | None, ...]] = field(default_factory=dict, repr=False)
 
     def results(self, op: Op) -> tuple[OpResult, ...]:
         """The values ``op`` defines."""
-        return self._results.get(id(op), ())
+        got = self._results.get(id(op), ())
+        return got if type(got) is tuple else (got,)
 
     def operands(self, op: Op) -> tuple[SSAValue | None, ...]:
         """Per operand of ``op``: the value it uses, or None (a constant, a label, a
@@ -195,8 +197,7 @@ def _build(function: Function) -> DefUse:
                     _block_args(block, op, values)
             names = op.results
             if len(names) == 1:  # most ops: one result, its type read on first use
-                r = values[names[0]] = OpResult(names[0], None, [], op, 0)
-                results[id(op)] = (r,)
+                results[id(op)] = values[names[0]] = OpResult(names[0], None, [], op, 0)
             elif names:
                 results[id(op)] = rs = tuple(OpResult(n, None, [], op, i) for i, n in enumerate(names))
                 for r in rs:
@@ -209,8 +210,7 @@ def _build(function: Function) -> DefUse:
         writes = bool(names) and _writer_name(op.dialect, op.name)
         operands[id(op)] = _uses(values, op, names, 1 if writes else 0, op.dialect == "sass")
         if writes:
-            r = values[names[0]] = OpResult(names[0], "", [], op, 0)
-            results[id(op)] = (r,)
+            results[id(op)] = values[names[0]] = OpResult(names[0], "", [], op, 0)
     return du
 
 
