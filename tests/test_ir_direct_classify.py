@@ -111,7 +111,7 @@ def test_garbled_ptx_lines_agree_with_classify_when_read_lazily(line, edits):
 MLIR_LINES = _lines(".ttir", ".ttgir")
 MLIR_EDITS = st.lists(st.tuples(st.integers(0, 120), st.sampled_from(
     ["%", "%x = ", " = ", "%a:2 = ", "#loc", "#loc3 = loc(", "\\", '"', "{", "}", " {", " ({", "(", ")", "<", ">", "->", " : ",
-     ", ", "loc(#loc3)", "loc(", "#loc", "^bb0", "tt.", "//", "\t", "\xa0", "é", "[", "]", "[%c0_i32]", ": "])), max_size=4)
+     ", ", "loc(#loc3)", "loc(", "#loc", "^bb0", "tt.", "//", "\t", "\xa0", "é", "[", "]", "[%c0_i32]", ": ", "\u0663", "ß"])), max_size=4)
 
 
 def _mlir_lazy(raw: str) -> tuple:

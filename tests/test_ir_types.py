@@ -375,7 +375,7 @@ def test_fast_type_reader_agrees_with_the_descent_on_every_fixture_type():
 @given(st.sampled_from([t for t in FIXTURE_TYPES if t.startswith(("tensor<", "!ttg.memdesc<", "<"))]),
        st.lists(st.tuples(st.integers(0, 80), st.sampled_from(
            ["x", "4x", "?x", "<", ">", ",", ", ", " ", "#", "{", "}", "!tt.ptr<", "f8E4M3FN", "mutable", '"', "->",
-            "#smem", "#ttg.shared_memory", "_", "$", ".", "(", ")", "[", "]"])), max_size=4))
+            "#smem", "#ttg.shared_memory", "_", "$", ".", "(", ")", "[", "]", "é", "\u0663"])), max_size=4))
 def test_fast_type_reader_agrees_with_the_descent_on_garbled_types(text, edits):
     from irscope.ir import type_parser
 
@@ -413,7 +413,7 @@ def test_fast_op_types_agree_with_the_general_reader_on_every_fixture_op():
 @settings(max_examples=500, deadline=None)
 @given(st.sampled_from(OP_TYPE_TEXTS), st.lists(st.tuples(st.integers(0, 120), st.sampled_from(
     ["x", ", ", ",", " -> ", "->", " to ", " * ", "(", ")", "<", ">", "!tt.ptr<", "tensor<4x", "i32", " ", "#a",
-     "{", "}", ", !ttg.async.token", "!a.b", "<64x64xf16, #s, #smem>"])), max_size=4), st.sampled_from([None, 0, 1, 3]))
+     "{", "}", ", !ttg.async.token", "!a.b", "<64x64xf16, #s, #smem>", "é", "\u0663"])), max_size=4), st.sampled_from([None, 0, 1, 3]))
 def test_fast_op_types_agree_with_the_general_reader_on_garbled_text(text, edits, n):
     from irscope.ir import op_types as ot
 

@@ -595,7 +595,7 @@ def test_int_lists_read_at_one_regex_decode_as_the_descent_does():
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(VALID_TEXTS), st.lists(st.tuples(st.integers(0, 400), st.sampled_from(
     ["[", "]", ",", " ", "-", "+", "1", "\n", "[]", "[1]", ": i32", "{", "}", "]]", "[[", "<", ">", "#", "#a",
-     "true", "= ", ".", "x = 1, ", ", "])), max_size=4))
+     "true", "= ", ".", "x = 1, ", ", ", "é", "\u0663"])), max_size=4))
 def test_int_lists_read_at_one_regex_decode_as_the_descent_does_on_garbled_text(text, edits):
     for pos, piece in edits:
         pos %= len(text) + 1

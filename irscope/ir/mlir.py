@@ -38,7 +38,7 @@ _NAME = r"(?=[\w$.]|-(?!>))[\w$.]*(?:-(?!>)[\w$.]*)*"
 _RESULT_RE = re.compile(rf"(%{_NAME})(?::(\d+))?")
 # %acc#1  /  %arg0
 _VALUE_RE = re.compile(rf"%{_NAME}(?:#\d+)?")
-_PLAIN_VALUE_RE = re.compile(r"%[\w$.]+(?:#\d+)?")  # the same, for text without a '-
+_PLAIN_VALUE_RE = re.compile(r"%[\w$.]+(?:#\d+)?", re.ASCII)  # the same, for ASCII text without a '-
 # iter_args(%m_i = %cst, ...)  ->  %m_i is defined by the op's region
 _DEF_RE = re.compile(rf"(%{_NAME}) = ")
 # ^bb0(%a: f32 loc(#loc3), %b: f32 loc(#loc3)):  // 2 preds: ^bb1, ^bb2
@@ -60,7 +60,8 @@ _PLAIN_OP_RE = re.compile(r'\s*(%[-\w$.]+) = ([A-Za-z_][\w$.]*)( [^"\n]*)? loc\(
 #     %4 = tt.expand_dims %3 {axis = 1 : i32} : tensor<..> -> tensor<..> loc(#loc9)
 _PLAIN_DETAILS_RE = re.compile(r'\s*(?:%[-\w$.]+(?::\d+)? = )?[A-Za-z_][\w$]*\.[\w$.]*'
                                r'((?: [^"<>(){}\[\]:=\n]*(?:<[^<>"(){}\[\]:=\n]*>|\[[^<>"(){}\[\]:=\n]*\])?)?)'
-                               r'( \{[^{}"<>()\[\]%\n]*\})?(?: : (.*))? loc\(#[\w$.-]+\)$')
+                               r'( \{[^{}"<>()\[\]%\n]*\})?(?: : (.*))? loc\(#[\w$.-]+\)$',
+                               re.ASCII)  # (a name with a non-ASCII letter fails here: the general reader reads it)
 
 # A location alias as Triton prints it (at most one string, no escapes):
 #     #loc2 = loc("/abs/k.py":6:24)   /   #loc19 = loc("pid"(#loc2))
@@ -278,7 +279,7 @@ class MlirOp(LazyOp):
                 types = ""
             # (the types are matched by '.*', cheaper than a class; a quote is ruled out here)
             if " : " not in types and not types.endswith("{") and types[:1] != ":" and '"' not in types:
-                return (tuple((_VALUE_RE if "-" in head else _PLAIN_VALUE_RE).findall(head)) if "%" in head else (),
+                return (tuple((_PLAIN_VALUE_RE if "-" not in head and head.isascii() else _VALUE_RE).findall(head)) if "%" in head else (),
                         types.strip(), attrs[1:] if attrs else "")
         t = _classify_safe(text)
         return (t[4], t[5], t[6]) if t[0] == K_OP else ((), "", "")

@@ -63,17 +63,18 @@ def _op_types(text: str, num_results: int | None) -> OpTypes:
 
 # `T` or `T -> U` of simple types (most TTGIR ops): split at one regex, each type
 # read by _parse as the general path would (the tests hold the two to one answer).
-_FAST_RE = re.compile(rf"({FAST_TYPE})(?: -> ({FAST_TYPE}))?")
+# (ASCII: a non-ASCII name fails these and goes to the general reader, never reads otherwise.)
+_FAST_RE = re.compile(rf"({FAST_TYPE})(?: -> ({FAST_TYPE}))?", re.ASCII)
 # `T1, T2, ...` of simple types: each piece is one match of the type pattern.
-_FAST_LIST_RE = re.compile(rf"{FAST_TYPE}(?:, {FAST_TYPE})+")
-_FAST_PIECE_RE = re.compile(FAST_TYPE)
+_FAST_LIST_RE = re.compile(rf"{FAST_TYPE}(?:, {FAST_TYPE})+", re.ASCII)
+_FAST_PIECE_RE = re.compile(FAST_TYPE, re.ASCII)
 # The other forms TTGIR prints, of such types:
 #     (T1, T2) -> T3   /   () -> T      (ttg.local_alloc, tt.reduce...)
 #     T1 to T2                          (arith.truncf, arith.extsi...)
 #     A * B -> C                        (ttng.warp_group_dot, tt.dot)
-_FAST_FUNCTION_RE = re.compile(rf"\(((?:{FAST_TYPE}(?:, {FAST_TYPE})*)?)\) -> ({FAST_TYPE})")
-_FAST_CAST_RE = re.compile(rf"({FAST_TYPE}) to ({FAST_TYPE})")
-_FAST_DOT_RE = re.compile(rf"({FAST_TYPE}) \* ({FAST_TYPE}) -> ({FAST_TYPE})")
+_FAST_FUNCTION_RE = re.compile(rf"\(((?:{FAST_TYPE}(?:, {FAST_TYPE})*)?)\) -> ({FAST_TYPE})", re.ASCII)
+_FAST_CAST_RE = re.compile(rf"({FAST_TYPE}) to ({FAST_TYPE})", re.ASCII)
+_FAST_DOT_RE = re.compile(rf"({FAST_TYPE}) \* ({FAST_TYPE}) -> ({FAST_TYPE})", re.ASCII)
 
 
 def _op_types_raw(s: str, num_results: int | None) -> OpTypes:

@@ -389,9 +389,10 @@ _FAST_MEMDESC = r"!ttg\.memdesc<((?:\d+x)+)([a-z]\w*), (#[A-Za-z_][\w$.]*), (#[A
 # The same memdesc as an op prints it without its name (ttg.async_copy_global_to_local):
 #     <64x64xf16, #shared, #smem, mutable>
 _FAST_ELIDED = _FAST_MEMDESC[len(r"!ttg\.memdesc"):]
-_FAST_TENSOR_RE = re.compile(_FAST_TENSOR)
-_FAST_MEMDESC_RE = re.compile(_FAST_MEMDESC)
-_FAST_ELIDED_RE = re.compile(_FAST_ELIDED)
+# (ASCII: a non-ASCII name fails these and goes to the descent, never reads otherwise.)
+_FAST_TENSOR_RE = re.compile(_FAST_TENSOR, re.ASCII)
+_FAST_MEMDESC_RE = re.compile(_FAST_MEMDESC, re.ASCII)
+_FAST_ELIDED_RE = re.compile(_FAST_ELIDED, re.ASCII)
 # One such type, a !tt.ptr of a scalar, one word (a scalar) or a dialect type without
 # parameters (!ttg.async.token, which _parse reads by the descent): no top-level comma,
 # arrow, ' to ' or ' * ' inside, so a type list of these splits at one regex (the

@@ -210,9 +210,10 @@ class Parser:
 # (:func:`flat_attr`); anything else (nesting, unit attributes, odd spacing) by the descent.
 _FLAT_VALUE = r"\[(?:-?\d+(?:, -?\d+)*)?\]|-?\d+(?: : [iu]\d+)?|true|false|#[A-Za-z_][\w$]*(?![\w$.<])"
 _FLAT_PAIR = rf"[A-Za-z_][\w$]* = (?:{_FLAT_VALUE})"
+# (ASCII: a non-ASCII name fails these and goes to the descent, never reads otherwise.)
 _FLAT_ATTR_RE = re.compile(
-    rf"#([A-Za-z_][\w$]*)(?:\.([A-Za-z_][\w$]*)(?:<\{{((?:{_FLAT_PAIR})(?:, {_FLAT_PAIR})*)?\}}>)?)?")
-_FLAT_PAIR_RE = re.compile(rf"([A-Za-z_][\w$]*) = ({_FLAT_VALUE})")
+    rf"#([A-Za-z_][\w$]*)(?:\.([A-Za-z_][\w$]*)(?:<\{{((?:{_FLAT_PAIR})(?:, {_FLAT_PAIR})*)?\}}>)?)?", re.ASCII)
+_FLAT_PAIR_RE = re.compile(rf"([A-Za-z_][\w$]*) = ({_FLAT_VALUE})", re.ASCII)
 
 
 def _flat_value(v: str):
