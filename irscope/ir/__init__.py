@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # Each parser (and the dump splitter) loads when first used: showing one stage needs
 # one of them, and every module compiles its regexes at import.
-_LAZY = {"parse_mlir": "mlir", "op_forms_mlir": "mlir", "parse_llvm": "llvm", "op_forms_llvm": "llvm",
+_LAZY = {"parse_mlir": "mlir", "op_forms_mlir": "mlir_forms", "parse_llvm": "llvm", "op_forms_llvm": "llvm",
          "parse_ptx": "ptx", "parse_sass": "sass"}
 _LAZY_VOCAB = ("PassDump", "PassSnapshot", "split_llvm_pass_dump", "split_mlir_pass_dump", "split_pass_dump")
 

@@ -314,7 +314,7 @@ _ERASERS = (("%", re.compile(r"%[-\w.$]+").sub, "%0"), ("!", re.compile(r"!\d+(?
 def op_forms_llvm(text: str, cache: ParseCache | None = None) -> list[tuple[str, str]]:
     """``(op name, form)`` of every op :func:`parse_llvm` would give, in text order,
     without building the op tree or reading debug info (unknown lines left out).
-    Like ``mlir.op_forms_mlir``, it reads the text with its names erased."""
+    Like ``mlir_forms.op_forms_mlir``, it reads the text with its names erased."""
     memo = cache.llvm_forms if cache is not None else {}
     mir_memo = cache.mir_forms if cache is not None else {}
     out = []

@@ -15,11 +15,11 @@ import re
 from ._guard import parser
 from ._scan import _BRACKET_RE, odd_quotes, split_loc, split_top, top_level, matching
 from ._template import Templater
-from .forms import erase_names, normalise_op_text
+from .forms import normalise_op_text
 from .mlir_loc import LocResolver
 from .model import (new_lazy_op, unknown_op, UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,
                     Region, Value)
-__all__ = ["parse_mlir", "op_forms_mlir"]
+__all__ = ["parse_mlir"]
 
 # Line kinds (first element of a classified tuple).
 K_BLANK, K_COMMENT, K_OP, K_BLOCK, K_FUNC, K_MODULE, K_CLOSE, K_REOPEN = range(8)
@@ -357,65 +357,6 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list):
     counts[0] += total
     counts[1] += understood
     counts[2] = lineno
-
-
-# Every name token rewritten to one constant name per sigil: see op_forms_mlir.
-_ERASERS = (("%", re.compile(rf"%{_NAME}").sub, "%0"), ("^", re.compile(rf"\^{_NAME}").sub, "^0"),
-            ("#loc", re.compile(rf"#loc{_NAME}").sub, "#loc0"))
-
-
-def op_forms_mlir(text: str, cache: ParseCache | None = None) -> list[tuple[str, str]]:
-    """``(op name, form)`` of every op :func:`parse_mlir` would give, in text order,
-    without building the op tree (unknown lines left out).
-
-    What summaries of whole snapshots need (``irscope passes``). An op's kind, name
-    and form do not depend on which names it uses, only on where names stand, so
-    the text is read with its names erased (:func:`erase_names`): the lines of a
-    snapshot whose values were renumbered become lines already seen, and each
-    distinct erased line is classified once (``tests/test_ir_template.py`` checks
-    the result equals the full parse's on every fixture).
-    """
-    memo = cache.mlir_forms if cache is not None else {}
-    memo_get = memo.get
-    erased = erase_names(text, _ERASERS)
-    out = []
-    add = out.append
-    # One line at a time is exact unless a string literal spans lines or a resource
-    # block hides lines: then the state machine of the full parse takes over.
-    for line in erased.split("\n"):
-        t = memo_get(line)
-        if t is None:
-            t = memo[line] = _name_and_form(line)
-        k = t[0]
-        if k == K_OP:
-            add((t[1], t[2]))
-        elif k == K_OPENSTR or k == K_RESOURCE:
-            return _op_forms_stateful(erased, memo)
-    return out
-
-
-def _name_and_form(raw: str) -> tuple:
-    """What :func:`op_forms_mlir` keeps of a line: ``(K_OP, name, form)`` for an op,
-    ``(K_RESOURCE, closed)``, or the kind alone."""
-    t = _classify_safe(raw)
-    k = t[0]
-    if k == K_OP:
-        return (K_OP, t[1], normalise_op_text(raw.strip()))
-    if k == K_FUNC and not t[7]:  # a declaration: an op, unlike a function with a body
-        return (K_OP, t[1], normalise_op_text(raw.strip()))
-    return t[:2] if k == K_RESOURCE else (k,)
-
-
-def _op_forms_stateful(text: str, memo: dict) -> list[tuple[str, str]]:
-    out = []
-    add = out.append
-    for t, _, raw, _ in _logical_lines(text, memo, _name_and_form, [0, 0, 0]):
-        k = t[0]
-        if k == K_OP:
-            add((t[1], t[2] if len(t) == 3 else normalise_op_text(raw.strip())))
-        elif k == K_FUNC and len(t) > 7 and not t[7]:  # a joined declaration
-            add((t[1], normalise_op_text(raw.strip())))
-    return out
 
 
 @parser("mlir")
