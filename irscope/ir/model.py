@@ -146,11 +146,6 @@ class Op:
     def signature(self, aliases=None):
         """Operand and result types, parsed (:func:`irscope.ir.types.op_types`);
         encodings resolve through ``aliases`` (the module's ``encodings``)."""
-        memo = getattr(aliases, "decoded", None)  # a module's AliasTable (parse_op_types fills it)
-        if type(memo) is dict and type(self.types) is str:
-            got = memo.get((self.types, len(self.results)))
-            if got is not None:
-                return got
         return _op_types_reader()(self.types, aliases, num_results=len(self.results))
 
     def attribute_values(self) -> dict:

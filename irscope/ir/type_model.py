@@ -107,11 +107,6 @@ def _decode(ref: str | None, aliases: Mapping[str, str] | None):
     global _decoder
     if ref is None:
         return None
-    memo = getattr(aliases, "decoded", None)  # a module's AliasTable: most types are answered here
-    if type(memo) is dict and type(ref) is str:
-        got = memo.get(ref)
-        if got is not None:
-            return got
     if _decoder is None:  # on first use: showing a stage's text needs no layouts
         from irscope.ir.layouts import decode_encoding
         _decoder = decode_encoding
