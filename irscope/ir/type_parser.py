@@ -403,10 +403,8 @@ FAST_TYPE = "(?:" + "|".join(re.sub(r"\((?!\?)", "(?:", p) for p in (_FAST_TENSO
     + r"|!tt\.ptr<[a-z]\w*>|[a-z]\w*|![A-Za-z_][\w$.]*(?![\w$.<]))"
 
 
-@lru_cache(maxsize=1024)
-def _fast_shape(dims: str) -> tuple[int, ...]:
-    # '128x64x' -> (128, 64): a module prints a few dozen shapes on hundreds of types.
-    return tuple(map(int, dims[:-1].split("x")))
+# '128x64x' -> (128, 64), memoised: a module prints a few dozen shapes on hundreds of types.
+_fast_shape = lru_cache(maxsize=1024)(_shape)
 
 
 def _fast(text: str) -> Type | None:
