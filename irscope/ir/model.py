@@ -146,7 +146,15 @@ class Op:
     def signature(self, aliases=None):
         """Operand and result types, parsed (:func:`irscope.ir.types.op_types`);
         encodings resolve through ``aliases`` (the module's ``encodings``)."""
-        return _op_types_reader()(self.types, aliases, num_results=len(self.results))
+        # The module memo's hit without the two calls below (a def-use's ops ask this
+        # hundreds of times of a few dozen type lists); parse_op_types fills it.
+        memo = getattr(aliases, "decoded", None)
+        types = self.types
+        if type(memo) is dict and type(types) is str:
+            got = memo.get((types, len(self.results)))
+            if got is not None:
+                return got
+        return _op_types_reader()(types, aliases, num_results=len(self.results))
 
     def attribute_values(self) -> dict:
         """The attribute dictionary, name -> typed value
@@ -182,42 +190,67 @@ def unknown_op(line: int, text: str, *, parent: "Op | Function | None" = None, l
                end_line=line if end_line is None else end_line)
 
 
-# The details a lazy op may leave unread.
-_DETAILS = frozenset({"operands", "types", "attributes"})
-
-
-def _no_attribute(op, name: str) -> AttributeError:
-    return AttributeError(f"{type(op).__name__!r} object has no attribute {name!r}")
-
-
-def _read_op_details(op, name: str):
-    """Fill a :class:`LazyOp`'s three details from its text; the value of ``name``.
-    Only reached for an empty slot (or a missing attribute). The parser leaves the
-    three unread together, and they are read together: checking each slot first
-    would cost more than the read (a failed slot read raises)."""
-    if name not in _DETAILS:
-        raise _no_attribute(op, name)
-    op.operands, op.types, op.attributes = op.read_details(op.text)
-    op._unread = False
-    return getattr(op, name)
-
-
 def read_unread_details(ops) -> None:
-    """Read the details of every :class:`LazyOp` among ``ops`` that has not read them
-    yet, in one loop: what first use of each would do, without the failed slot read
-    that sends each one to ``__getattr__`` (a def-use reads every op's operands)."""
+    """Read the details of every lazy op among ``ops`` (:class:`LazyOp`,
+    :class:`LazyInstruction`) that has not read them yet, in one loop: what the first
+    use of each would do, without a property call per op (a def-use reads every op's
+    operands)."""
     for op in ops:
-        if isinstance(op, LazyOp) and op._unread:
-            op.operands, op.types, op.attributes = op.read_details(op.text)
+        if isinstance(op, LazyOp):
+            if op._unread:
+                op._operands, op._types, op._attributes = op.read_details(op.text)
+                op._unread = False
+        elif isinstance(op, LazyInstruction) and op._unread:
+            op._operands = op.read_details(op.text)[0]
             op._unread = False
 
 
-def _read_instruction_operands(op, name: str):
-    """:func:`_read_op_details` for a :class:`LazyInstruction`: only its operands."""
-    if name != "operands":
-        raise _no_attribute(op, name)
-    op.operands = operands = op.read_details(op.text)[0]
-    return operands
+def _read_op(op) -> None:
+    op._operands, op._types, op._attributes = op.read_details(op.text)
+    op._unread = False
+
+
+def _read_instruction(op) -> None:
+    op._operands = op.read_details(op.text)[0]
+    op._unread = False
+
+
+def _setter(slot: str, read):
+    """A lazy detail's setter: it reads the others first (a hand change is kept: no
+    later read undoes it)."""
+
+    def fset(op, value):
+        if getattr(op, "_unread", False):  # (a dataclass __init__ sets it before the flag)
+            read(op)
+        setattr(op, slot, value)
+
+    return fset
+
+
+# The getters are written out: ``op._operands`` in a getter is the interpreter's fast
+# slot read; a shared getter taking the slot's name would not be.
+def _get_operands(op):
+    if op._unread:
+        _read_op(op)
+    return op._operands
+
+
+def _get_types(op):
+    if op._unread:
+        _read_op(op)
+    return op._types
+
+
+def _get_attributes(op):
+    if op._unread:
+        _read_op(op)
+    return op._attributes
+
+
+def _get_instruction_operands(op):
+    if op._unread:
+        _read_instruction(op)
+    return op._operands
 
 
 class LazyOp(Op):
@@ -226,33 +259,46 @@ class LazyOp(Op):
 
     A stage file's parse reads every line's kind, name, results, nesting and location
     at once (what links and views need); the rest of an op's text is read only for
-    the ops someone looks at. The parser empties the slots it leaves unread
-    (``del op.operands``); reading one then lands in ``__getattr__``, which fills
-    them with ``read_details`` (each parser's subclass has its own). The values equal
-    those of the eager parse (the tests hold them to it), and once read they are
-    plain slots again.
+    the ops someone looks at. The three are properties over slots of their own
+    (``_operands``...), filled together by ``read_details`` (each parser's subclass
+    has its own) on the first read of any. The values equal those of the eager parse
+    (the tests hold them to it). (Properties, not ``__getattr__`` on an empty slot as
+    before: a class with ``__getattr__`` gets none of the interpreter's fast attribute
+    reads, and the model and the parsers read an op's other fields many times. Slots
+    of their own, not the dataclass's: a store into a shadowed slot costs a call.)
     """
 
-    __slots__ = ("_unread",)  # True until the details are read (set by new_lazy_op)
+    __slots__ = ("_unread", "_operands", "_types", "_attributes")  # _unread: set by new_lazy_op
     unread = ("operands", "types", "attributes")
-    """The details the parser leaves unread (all read at once, on the first use of
-    any: set them after reading, or all three)."""
+    """The details the parser leaves unread (read together on the first use of any)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self._unread = False  # built whole, by the dataclass fields
+        Op.__init__(self, *args, **kwargs)
 
     @staticmethod
     def read_details(text: str) -> tuple:
         """(operands, types, attributes) of an op printed as ``text``."""
         raise NotImplementedError
 
-    __getattr__ = _read_op_details
+    operands = property(_get_operands, _setter("_operands", _read_op), doc="Used values / operand texts.")
+    types = property(_get_types, _setter("_types", _read_op), doc="Type text after the top-level colon.")
+    attributes = property(_get_attributes, _setter("_attributes", _read_op), doc="Attribute dictionary text.")
 
 
 class LazyInstruction(Instruction):
     """An :class:`Instruction` whose operands are read on first use, like :class:`LazyOp`."""
 
-    __slots__ = ()
+    __slots__ = ("_unread", "_operands")  # _unread: set by new_lazy_instruction
     unread = ("operands",)  # an instruction's types and attributes are '' at once
+
+    def __init__(self, *args, **kwargs) -> None:
+        self._unread = False
+        Instruction.__init__(self, *args, **kwargs)
+
     read_details = LazyOp.read_details
-    __getattr__ = _read_instruction_operands
+    operands = property(_get_instruction_operands, _setter("_operands", _read_instruction),
+                        doc="Used values / operand texts.")
 
 
 _new_object = object.__new__
@@ -296,6 +342,7 @@ def new_lazy_instruction(cls: type, name: str, dialect: str, results: tuple, lin
     op.attributes = ""
     op.predicate = predicate
     op.offset = -1
+    op._unread = True
     return op
 
 

@@ -54,8 +54,17 @@ class SSAValue:
     _type_text: str | None = ""
     """Its type as printed; None until first read for an op result (reading result
     types costs more than the whole def-use, and a diff needs none)."""
-    uses: list[Use] = field(default_factory=list)
-    """Every use, in text order."""
+    use_sites: list = field(default_factory=list, repr=False)
+    """Every use, in text order, flat: ``[op, operand index, op, operand index, ...]``.
+    A def-use records a use as two items here rather than as a :class:`Use` (building
+    that tuple was a fifth of the def-use: tuples that hold an op are tracked by the
+    cyclic collector); :attr:`uses` builds them when asked."""
+
+    @property
+    def uses(self) -> list[Use]:
+        """Every use, in text order (a new list on each call)."""
+        s = self.use_sites
+        return list(map(Use, s[::2], s[1::2]))
 
     @property
     def type_text(self) -> str:
@@ -76,7 +85,7 @@ class SSAValue:
     @property
     def users(self) -> list[Op]:
         """The ops that use the value, each once, in text order."""
-        return list(dict.fromkeys(u.op for u in self.uses))
+        return list(dict.fromkeys(self.use_sites[::2]))
 
 
 @dataclass(eq=False, slots=True)
@@ -136,7 +145,7 @@ class DefUse:
 
     def users(self, op: Op) -> list[Op]:
         """The ops that use any result of ``op``, each once, in text order."""
-        return list(dict.fromkeys(u.op for r in self.results(op) for u in r.uses))
+        return list(dict.fromkeys(o for r in self.results(op) for o in r.use_sites[::2]))
 
 
 def _result_types(op: Op) -> list[str]:
@@ -169,10 +178,6 @@ def _writer_name(dialect: str, name: str) -> bool:
     if dialect == "sass":
         return not name.startswith(_SASS_NO_DEST) and not name.split(".")[0] in _SASS_NO_DEST
     return not name.startswith(_PTX_NO_DEST)
-
-
-# Use(op, i) without NamedTuple's Python-level __new__: a def-use makes one per operand.
-_new_use = functools.partial(tuple.__new__, Use)
 
 
 @paused_gc  # it makes a value and a use per op and operand, and all of them stay alive
@@ -226,7 +231,9 @@ def _uses(values: dict, op: Op, names, skip: int, sass: bool) -> tuple:
         if v is None and "#" in name:  # '%x#0' of a value printed whole elsewhere
             v = values.get(name.split("#", 1)[0])
         if v is not None:
-            v.uses.append(_new_use((op, i)))
+            sites = v.use_sites
+            sites.append(op)
+            sites.append(i)
             out[i] = v
     return tuple(out)
 
