@@ -59,7 +59,8 @@ _PLAIN_OP_RE = re.compile(r'\s*(%[-\w$.]+) = ([A-Za-z_][\w$.]*)( [^"\n]*)? loc\(
 #     %12 = arith.addi %10, %11 : i32 loc(#loc3)   ->   ' %10, %11', None, 'i32'
 #     %4 = tt.expand_dims %3 {axis = 1 : i32} : tensor<..> -> tensor<..> loc(#loc9)
 _PLAIN_DETAILS_RE = re.compile(r'\s*(?:%[-\w$.]+(?::\d+)? = )?[A-Za-z_][\w$]*\.[\w$.]*'
-                               r'((?: [^"<>(){}\[\]:=\n]*(?:<[^<>"(){}\[\]:=\n]*>|\[[^<>"(){}\[\]:=\n]*\])?)?)'
+                               r'(?: (%[\w$.]+(?:#\d+)?(?:, %[\w$.]+(?:#\d+)?)*)|'
+                               r'((?: [^"<>(){}\[\]:=\n]*(?:<[^<>"(){}\[\]:=\n]*>|\[[^<>"(){}\[\]:=\n]*\])?)?))'
                                r'( \{[^{}"<>()\[\]%\n]*\})?(?: : (.*))? loc\(#[\w$.-]+\)$',
                                re.ASCII)  # (a name with a non-ASCII letter fails here: the general reader reads it)
 
@@ -274,13 +275,18 @@ class MlirOp(LazyOp):
     def read_details(text: str) -> tuple:
         m = _PLAIN_DETAILS_RE.match(text)
         if m is not None:
-            head, attrs, types = m.groups()
+            values, head, attrs, types = m.groups()
             if types is None:
                 types = ""
             # (the types are matched by '.*', cheaper than a class; a quote is ruled out here)
             if " : " not in types and not types.endswith("{") and types[:1] != ":" and '"' not in types:
-                return (tuple((_PLAIN_VALUE_RE if "-" not in head and head.isascii() else _VALUE_RE).findall(head)) if "%" in head else (),
-                        types.strip(), attrs[1:] if attrs else "")
+                if values is not None:  # a head of values alone ('%a, %b'): split, no second regex
+                    operands = tuple(values.split(", "))
+                elif "%" in head:
+                    operands = tuple((_PLAIN_VALUE_RE if "-" not in head and head.isascii() else _VALUE_RE).findall(head))
+                else:
+                    operands = ()
+                return (operands, types.strip(), attrs[1:] if attrs else "")
         t = _classify_safe(text)
         return (t[4], t[5], t[6]) if t[0] == K_OP else ((), "", "")
 

@@ -107,6 +107,13 @@ def _decode(ref: str | None, aliases: Mapping[str, str] | None):
     global _decoder
     if ref is None:
         return None
+    # A module's AliasTable memo first: a TTGIR decodes a dozen layouts for hundreds of
+    # types, and this hit skips a call (decode_encoding fills the memo).
+    memo = getattr(aliases, "decoded", None)
+    if type(memo) is dict and type(ref) is str:
+        got = memo.get(ref)
+        if got is not None:
+            return got
     if _decoder is None:  # on first use: showing a stage's text needs no layouts
         from irscope.ir.layouts import decode_encoding
         _decoder = decode_encoding
