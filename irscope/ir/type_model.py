@@ -104,16 +104,10 @@ _decoder = None
 
 
 def _decode(ref: str | None, aliases: Mapping[str, str] | None):
+    """The decoded encoding ``ref``; the callers look in the module memo first."""
     global _decoder
     if ref is None:
         return None
-    # A module's AliasTable memo first: a TTGIR decodes a dozen layouts for hundreds of
-    # types, and this hit skips a call (decode_encoding fills the memo).
-    memo = getattr(aliases, "decoded", None)
-    if type(memo) is dict and type(ref) is str:
-        got = memo.get(ref)
-        if got is not None:
-            return got
     if _decoder is None:  # on first use: showing a stage's text needs no layouts
         from irscope.ir.layouts import decode_encoding
         _decoder = decode_encoding
@@ -151,7 +145,15 @@ class TensorType(Type):
     def encoding(self, aliases: Mapping[str, str] | None = None):
         """The decoded encoding (:func:`irscope.ir.layouts.decode_encoding`), or None
         when the tensor has none."""
-        return _decode(self.encoding_ref, aliases)
+        # A module's AliasTable memo first, here rather than in a shared helper: a TTGIR
+        # asks this of hundreds of types, and the hit then costs no second call
+        # (decode_encoding fills the memo).
+        memo, ref = getattr(aliases, "decoded", None), self.encoding_ref
+        if type(memo) is dict and type(ref) is str:
+            got = memo.get(ref)
+            if got is not None:
+                return got
+        return _decode(ref, aliases)
 
     def __str__(self) -> str:
         enc = f", {self.encoding_ref}" if self.encoding_ref else ""
@@ -187,7 +189,15 @@ class MemDescType(Type):
 
     def encoding(self, aliases: Mapping[str, str] | None = None):
         """The decoded layout (:func:`irscope.ir.layouts.decode_encoding`), or None."""
-        return _decode(self.encoding_ref, aliases)
+        # A module's AliasTable memo first, here rather than in a shared helper: a TTGIR
+        # asks this of hundreds of types, and the hit then costs no second call
+        # (decode_encoding fills the memo).
+        memo, ref = getattr(aliases, "decoded", None), self.encoding_ref
+        if type(memo) is dict and type(ref) is str:
+            got = memo.get(ref)
+            if got is not None:
+                return got
+        return _decode(ref, aliases)
 
     def memory_space_text(self, aliases: Mapping[str, str] | None = None) -> str | None:
         """The memory space with its alias resolved: ``#smem`` -> ``#ttg.shared_memory``."""
