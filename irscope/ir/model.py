@@ -304,20 +304,16 @@ class LazyInstruction(Instruction):
 _new_object = object.__new__
 
 
+# The two factories below store every field themselves, not through a shared helper: a
+# stage parse makes one op per line, and the helper's call was a tenth of the final
+# stages' parse. tests/test_ir_model.py checks that each sets every field.
 def new_lazy_op(cls: type, name: str, dialect: str, results: tuple, line: int, text: str, parent,
                 loc_ref: str, end_line: int, form: str = "") -> Op:
     """A :class:`LazyOp` of ``cls`` with operands, types and attributes unread: what the
-    dataclass ``__init__`` and ``del`` of those slots give, in half the time (a stage
-    parse makes thousands; the parsers' hot loops call it positionally). Its location
-    is unknown until the parser resolves it. ``tests/test_ir_model.py`` holds it to
-    the dataclass fields."""
-    op = _new_op(cls, name, dialect, results, line, text, parent, loc_ref, end_line, form)
-    op._unread = True
-    return op
-
-
-def _new_op(cls: type, name: str, dialect: str, results: tuple, line: int, text: str, parent,
-            loc_ref: str, end_line: int, form: str) -> Op:
+    dataclass ``__init__`` gives, less those three, in half the time (a stage parse
+    makes thousands; the parsers' hot loops call it positionally). Its location is
+    unknown until the parser resolves it. ``tests/test_ir_model.py`` holds it to the
+    dataclass fields."""
     op = _new_object(cls)
     op.name = name
     op.dialect = dialect
@@ -330,6 +326,7 @@ def _new_op(cls: type, name: str, dialect: str, results: tuple, line: int, text:
     op.loc_ref = loc_ref
     op.end_line = end_line
     op.form = form
+    op._unread = True
     return op
 
 
@@ -337,7 +334,18 @@ def new_lazy_instruction(cls: type, name: str, dialect: str, results: tuple, lin
                          loc_ref: str, end_line: int, form: str = "", predicate: str = "") -> Instruction:
     """:func:`new_lazy_op` for a :class:`LazyInstruction` (its operands unread; its
     types and attributes '', as an instruction's are)."""
-    op = _new_op(cls, name, dialect, results, line, text, parent, loc_ref, end_line, form)
+    op = _new_object(cls)
+    op.name = name
+    op.dialect = dialect
+    op.results = results
+    op.location = UNKNOWN_LOCATION
+    op.line = line
+    op.text = text
+    op.regions = ()
+    op.parent = parent
+    op.loc_ref = loc_ref
+    op.end_line = end_line
+    op.form = form
     op.types = ""
     op.attributes = ""
     op.predicate = predicate
