@@ -197,60 +197,27 @@ def read_unread_details(ops) -> None:
     operands)."""
     for op in ops:
         if isinstance(op, LazyOp):
-            if op._unread:
+            if op._unread:  # LazyOp._read, written out: a call per op costs more than the loop
                 op._operands, op._types, op._attributes = op.read_details(op.text)
                 op._unread = False
         elif isinstance(op, LazyInstruction) and op._unread:
-            op._operands = op.read_details(op.text)[0]
-            op._unread = False
+            op._read()
 
 
-def _read_op(op) -> None:
-    op._operands, op._types, op._attributes = op.read_details(op.text)
-    op._unread = False
-
-
-def _read_instruction(op) -> None:
-    op._operands = op.read_details(op.text)[0]
-    op._unread = False
-
-
-def _setter(slot: str, read):
-    """A lazy detail's setter: it reads the others first (a hand change is kept: no
-    later read undoes it)."""
+def _lazy_detail(slot: str, doc: str) -> property:
+    """A detail kept in ``slot`` and read by the op's ``_read`` on first use. Setting it
+    first reads the others (a hand change is kept: no later read undoes it)."""
+    # The getter is compiled from text so that ``op.<slot>`` in it is the interpreter's
+    # fast slot read: a getter shared by the slots, taking the name, would not be.
+    ns: dict = {}
+    exec(f"def get(op):\n    if op._unread:\n        op._read()\n    return op.{slot}\n", ns)  # noqa: S102
 
     def fset(op, value):
         if getattr(op, "_unread", False):  # (a dataclass __init__ sets it before the flag)
-            read(op)
+            op._read()
         setattr(op, slot, value)
 
-    return fset
-
-
-# The getters are written out: ``op._operands`` in a getter is the interpreter's fast
-# slot read; a shared getter taking the slot's name would not be.
-def _get_operands(op):
-    if op._unread:
-        _read_op(op)
-    return op._operands
-
-
-def _get_types(op):
-    if op._unread:
-        _read_op(op)
-    return op._types
-
-
-def _get_attributes(op):
-    if op._unread:
-        _read_op(op)
-    return op._attributes
-
-
-def _get_instruction_operands(op):
-    if op._unread:
-        _read_instruction(op)
-    return op._operands
+    return property(ns["get"], fset, doc=doc)
 
 
 class LazyOp(Op):
@@ -281,9 +248,13 @@ class LazyOp(Op):
         """(operands, types, attributes) of an op printed as ``text``."""
         raise NotImplementedError
 
-    operands = property(_get_operands, _setter("_operands", _read_op), doc="Used values / operand texts.")
-    types = property(_get_types, _setter("_types", _read_op), doc="Type text after the top-level colon.")
-    attributes = property(_get_attributes, _setter("_attributes", _read_op), doc="Attribute dictionary text.")
+    def _read(self) -> None:
+        self._operands, self._types, self._attributes = self.read_details(self.text)
+        self._unread = False
+
+    operands = _lazy_detail("_operands", "Used values / operand texts.")
+    types = _lazy_detail("_types", "Type text after the top-level colon.")
+    attributes = _lazy_detail("_attributes", "Attribute dictionary text.")
 
 
 class LazyInstruction(Instruction):
@@ -297,8 +268,12 @@ class LazyInstruction(Instruction):
         Instruction.__init__(self, *args, **kwargs)
 
     read_details = LazyOp.read_details
-    operands = property(_get_instruction_operands, _setter("_operands", _read_instruction),
-                        doc="Used values / operand texts.")
+
+    def _read(self) -> None:
+        self._operands = self.read_details(self.text)[0]
+        self._unread = False
+
+    operands = _lazy_detail("_operands", "Used values / operand texts.")
 
 
 _new_object = object.__new__

@@ -114,6 +114,20 @@ def _decode(ref: str | None, aliases: Mapping[str, str] | None):
     return _decoder(ref, aliases)
 
 
+def _encoding(self, aliases: Mapping[str, str] | None = None):
+    """The decoded encoding (:func:`irscope.ir.layouts.decode_encoding`) of the type's
+    ``encoding_ref``, or None when it has none (a tensor's and a memdesc's method)."""
+    # A module's AliasTable memo first, here rather than in _decode: a TTGIR asks this
+    # of hundreds of types, and the hit then costs no second call (decode_encoding
+    # fills the memo).
+    memo, ref = getattr(aliases, "decoded", None), self.encoding_ref
+    if type(memo) is dict and type(ref) is str:
+        got = memo.get(ref)
+        if got is not None:
+            return got
+    return _decode(ref, aliases)
+
+
 @dataclass(frozen=True, slots=True)
 class TensorType(Type):
     """``tensor<128x64xf16, #blocked>``, ``tensor<256x!tt.ptr<f32>>``, ``tensor<?x4xi32>``,
@@ -142,18 +156,7 @@ class TensorType(Type):
         unknown; None when there is no encoding."""
         return _encoding_text(self.encoding_ref, aliases)
 
-    def encoding(self, aliases: Mapping[str, str] | None = None):
-        """The decoded encoding (:func:`irscope.ir.layouts.decode_encoding`), or None
-        when the tensor has none."""
-        # A module's AliasTable memo first, here rather than in a shared helper: a TTGIR
-        # asks this of hundreds of types, and the hit then costs no second call
-        # (decode_encoding fills the memo).
-        memo, ref = getattr(aliases, "decoded", None), self.encoding_ref
-        if type(memo) is dict and type(ref) is str:
-            got = memo.get(ref)
-            if got is not None:
-                return got
-        return _decode(ref, aliases)
+    encoding = _encoding
 
     def __str__(self) -> str:
         enc = f", {self.encoding_ref}" if self.encoding_ref else ""
@@ -187,17 +190,7 @@ class MemDescType(Type):
         """The layout with its alias resolved (see :meth:`TensorType.encoding_text`)."""
         return _encoding_text(self.encoding_ref, aliases)
 
-    def encoding(self, aliases: Mapping[str, str] | None = None):
-        """The decoded layout (:func:`irscope.ir.layouts.decode_encoding`), or None."""
-        # A module's AliasTable memo first, here rather than in a shared helper: a TTGIR
-        # asks this of hundreds of types, and the hit then costs no second call
-        # (decode_encoding fills the memo).
-        memo, ref = getattr(aliases, "decoded", None), self.encoding_ref
-        if type(memo) is dict and type(ref) is str:
-            got = memo.get(ref)
-            if got is not None:
-                return got
-        return _decode(ref, aliases)
+    encoding = _encoding
 
     def memory_space_text(self, aliases: Mapping[str, str] | None = None) -> str | None:
         """The memory space with its alias resolved: ``#smem`` -> ``#ttg.shared_memory``."""
