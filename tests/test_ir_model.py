@@ -176,3 +176,20 @@ def test_read_unread_details_reads_instructions_operands_too():
     ins = new_lazy_instruction(LlvmInstruction, "add", "llvm", ("%3",), 1, "  %3 = add i32 %1, %2", None, "", 1)
     read_unread_details([ins])
     assert not ins._unread and _slots(ins, ["operands"]) == {"operands": LlvmInstruction.read_details(ins.text)[0]}
+
+
+def test_a_lazy_op_copies_pickles_and_replaces_with_its_details():
+    """copy and pickle restore the slots one by one, a detail before the text: the
+    state holds the details read, so restoring never reads a text not there yet."""
+    import copy
+    import pickle
+
+    text = "    %4 = tt.expand_dims %3 {axis = 1 : i32} : tensor<4xi32> -> tensor<4x1xi32> loc(#loc9)"
+    want = (("%3",), "tensor<4xi32> -> tensor<4x1xi32>", "{axis = 1 : i32}")
+    for clone in (copy.copy, copy.deepcopy, lambda o: pickle.loads(pickle.dumps(o)),
+                  lambda o: dataclasses.replace(o, line=2)):
+        op = new_lazy_op(MlirOp, "tt.expand_dims", "tt", ("%4",), 1, text, None, "#loc9", 1)
+        got = clone(op)
+        assert (got.operands, got.types, got.attributes) == want and got.text == text and not got._unread
+        ins = new_lazy_instruction(LlvmInstruction, "add", "llvm", ("%3",), 1, "  %3 = add i32 %1, %2", None, "", 1)
+        assert clone(ins).operands == LlvmInstruction.read_details(ins.text)[0]

@@ -220,6 +220,16 @@ def _lazy_detail(slot: str, doc: str) -> property:
     return property(ns["get"], fset, doc=doc)
 
 
+def _lazy_state(op):
+    """What ``copy`` and ``pickle`` keep of a lazy op: every slot, the details read
+    first. (Restoring sets the slots one by one, the details before the text; a
+    detail set on an op still unread would read its text, not there yet.)"""
+    if op._unread:
+        op._read()
+    names = (n for k in type(op).__mro__ for n in k.__dict__.get("__slots__", ()))
+    return None, {n: getattr(op, n) for n in names if hasattr(op, n)}
+
+
 class LazyOp(Op):
     """An :class:`Op` whose ``operands``, ``types`` and ``attributes`` are read from its
     text on first use.
@@ -252,6 +262,8 @@ class LazyOp(Op):
         self._operands, self._types, self._attributes = self.read_details(self.text)
         self._unread = False
 
+    __getstate__ = _lazy_state
+
     operands = _lazy_detail("_operands", "Used values / operand texts.")
     types = _lazy_detail("_types", "Type text after the top-level colon.")
     attributes = _lazy_detail("_attributes", "Attribute dictionary text.")
@@ -272,6 +284,8 @@ class LazyInstruction(Instruction):
     def _read(self) -> None:
         self._operands = self.read_details(self.text)[0]
         self._unread = False
+
+    __getstate__ = _lazy_state
 
     operands = _lazy_detail("_operands", "Used values / operand texts.")
 
