@@ -420,8 +420,9 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                 fn.blocks.append(block)
                 block_add = block.ops.append
             if t[3] is not None:
-                op = new_instr(t[1], t[6], t[2], t[3], "", "", t[5], lineno, raw, (), fn, t[4],
-                               lineno, t[7])
+                op = new_instr(name=t[1], dialect=t[6], results=t[2], operands=t[3], types="", attributes="",
+                               location=t[5], line=lineno, text=raw, parent=fn, loc_ref=t[4], end_line=lineno,
+                               form=t[7])
             else:  # operands left unread (LlvmInstruction reads them on first use)
                 op = new_lazy(LlvmInstruction, t[1], t[6], t[2], lineno, raw, fn, t[4], lineno, t[7])
                 op.location = t[5]

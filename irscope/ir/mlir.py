@@ -403,8 +403,9 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
         k = t[0]
         if k == K_OP:
             if t[4] is not None:
-                op = new_op(t[1], t[2], t[3], t[4], t[5], t[6], UNKNOWN_LOCATION, line_of_op,
-                            raw_text, (), parent, t[7], lineno, t[11])
+                op = new_op(name=t[1], dialect=t[2], results=t[3], operands=t[4], types=t[5], attributes=t[6],
+                            location=UNKNOWN_LOCATION, line=line_of_op, text=raw_text, parent=parent,
+                            loc_ref=t[7], end_line=lineno, form=t[11])
             else:  # details left unread (MlirOp reads them on first use)
                 op = new_lazy_op(MlirOp, t[1], t[2], t[3], line_of_op, raw_text, parent, t[7], lineno, t[11])
             all_ops.append(op)

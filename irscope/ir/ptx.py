@@ -259,8 +259,9 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
             if t[3] is not None:
-                op = Instruction(t[1], "ptx", (), t[3], "", "", UNKNOWN_LOCATION, lineno, raw, (),
-                                 fn, loc_key, lineno, "", t[2])
+                op = Instruction(name=t[1], dialect="ptx", results=(), operands=t[3], types="", attributes="",
+                                 location=UNKNOWN_LOCATION, line=lineno, text=raw, parent=fn, loc_ref=loc_key,
+                                 end_line=lineno, predicate=t[2])
             else:  # operands left unread (PtxInstruction reads them on first use)
                 op = new_lazy_instruction(PtxInstruction, t[1], "ptx", (), lineno, raw, fn, loc_key, lineno, "",
                                           t[2])

@@ -105,8 +105,9 @@ def parse_sass(text: str, stage: str = "sass", cache: ParseCache | None = None) 
             if block is None:
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
-            op = Instruction(t[3], "sass", (), t[4], "", "", loc, lineno, raw, (), fn, "",
-                             lineno, predicate=t[2], offset=t[1])
+            op = Instruction(name=t[3], dialect="sass", results=(), operands=t[4], types="", attributes="",
+                             location=loc, line=lineno, text=raw, parent=fn, end_line=lineno, predicate=t[2],
+                             offset=t[1])
             block.ops.append(op)
             all_ops.append(op)
             fn.end_line = lineno
