@@ -213,11 +213,14 @@ def _lazy_detail(slot: str, doc: str) -> property:
     exec(f"def get(op):\n    if op._unread:\n        op._read()\n    return op.{slot}\n", ns)  # noqa: S102
 
     def fset(op, value):
-        if getattr(op, "_unread", False):  # (a dataclass __init__ sets it before the flag)
+        if getattr(op, "_unread", False):  # (an op built bare, object.__new__, has no flag yet)
             op._read()
         setattr(op, slot, value)
 
     return property(ns["get"], fset, doc=doc)
+
+
+_UNSET = object()
 
 
 def _lazy_state(op):
@@ -226,8 +229,16 @@ def _lazy_state(op):
     detail set on an op still unread would read its text, not there yet.)"""
     if op._unread:
         op._read()
-    names = (n for k in type(op).__mro__ for n in k.__dict__.get("__slots__", ()))
-    return None, {n: getattr(op, n) for n in names if hasattr(op, n)}
+    state = {}
+    for k in type(op).__mro__:
+        for n in k.__dict__.get("__slots__", ()):
+            # (the dataclass's own slots of the details are hidden by the properties and
+            # stay empty: their values are in ``_operands``...)
+            if n not in op.unread:
+                value = getattr(op, n, _UNSET)
+                if value is not _UNSET:
+                    state[n] = value
+    return None, state
 
 
 class LazyOp(Op):
