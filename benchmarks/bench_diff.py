@@ -46,7 +46,7 @@ def _median(fn, runs: int) -> float:
 
 def attention_llir(old: str, new: str, runs: int) -> dict:
     import irscope
-    from irscope.diff.engine import diff_modules
+    from irscope.irdiff.engine import diff_modules
     from irscope.ir import parse_stage
 
     with irscope.open(old) as a, irscope.open(new) as b:
@@ -103,7 +103,7 @@ def _repeat(text: str, n: int, edit: bool) -> str:
 
 def scaling(bundle: str, runs: int) -> list[dict]:
     import irscope
-    from irscope.diff.engine import diff_modules
+    from irscope.irdiff.engine import diff_modules
     from irscope.ir import parse_stage
 
     with irscope.open(bundle) as b:

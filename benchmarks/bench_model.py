@@ -20,7 +20,7 @@ second run in one process would be warm), and measures, on one CPU clock:
 The parsers and the model's modules are imported before the clock (until this
 session the MLIR parser loaded inside the timed parse, which flattered the ratio).
 
-The cyclic collector: the parse pauses it (``robust.paused_gc``), so the collections
+The cyclic collector: the parse pauses it (``text_guard.paused_gc``), so the collections
 its allocations trigger, and those the imports left pending, run at the next
 allocation after it, which falls in the model. Which phase pays for the imports'
 full collection then depends on allocation counts, not on the code timed: a script

@@ -117,7 +117,7 @@ async def first_screen(path: str) -> dict:
 
 def listing_baseline(path: str) -> float:
     from irscope.core import open_bundle
-    from irscope.tui.loading import browser_rows
+    from irscope.tui.screen_data import browser_rows
 
     t = time.perf_counter()
     with open_bundle(path) as b:

@@ -17,7 +17,7 @@
 # Benchmarks on the device machine's CPU (quiet, 16 cores): results under $OUT.
 unset PYTHONDONTWRITEBYTECODE
 export PYTHONPATH=$PWD/out/ab/site
-python3 -c "import irscope, irscope.core, irscope.ir.llvm, irscope.ir.mlir, irscope.ir.ptx, irscope.ir.sass, irscope.ir.mlir_loc, irscope.ir.types, irscope.ir.values, irscope.ir.layouts, irscope.ir.attributes, irscope.link.graph, irscope.link.provenance, irscope.diff.engine, irscope.cli.main, tritonparse.parse.trace_processor" || exit 1
+python3 -c "import irscope, irscope.core, irscope.ir.llvm, irscope.ir.mlir, irscope.ir.ptx, irscope.ir.sass, irscope.ir.mlir_loc, irscope.ir.types, irscope.ir.values, irscope.ir.layouts, irscope.ir.attributes, irscope.link.graph, irscope.link.provenance, irscope.irdiff.engine, irscope.cli.main, tritonparse.parse.trace_processor" || exit 1
 python3 -m irscope diff out/ab/triton-3.6.irscope out/ab/triton-3.9.irscope --json > /dev/null
 python3 --version; nproc; lscpu | grep "Model name"
 what=${1:-all}

@@ -14,8 +14,8 @@ import irscope.capture.ingest as ingest
 import irscope.store.blobs as blobs
 from conftest import DATA
 from irscope.store.bundle import Bundle
-from irscope.vocab.passdump import split_pass_dump
-from irscope.vocab.records import RunInfo
+from irscope.compiler.passdump import split_pass_dump
+from irscope.compiler.records import RunInfo
 
 DUMPS = sorted((DATA / "ir").glob("*/*/*_passes.txt"))
 

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irscope.vocab.passdump import split_pass_dump
+from irscope.compiler.passdump import split_pass_dump
 
 
 def split_dump_stream(text):

@@ -67,7 +67,7 @@ def test_assign_numbered_times_counts_instances_per_report():
 
 
 def test_a_report_after_the_last_llvm_dump_is_not_part_of_it():
-    from irscope.vocab.passdump import split_llvm_pass_dump
+    from irscope.compiler.passdump import split_llvm_pass_dump
 
     body = "define void @k() {\n  ret void\n}\n"
     stream = ("# *** IR Dump After Machine code sinking (machine-sink) ***:\n" + body

@@ -259,7 +259,7 @@ def test_line_deltas_of_two_configs(caps):
     dot = by[67]
     assert "tl.dot" in dot.text and dot.text_before is None
     assert dot.count("ttir").changed is False and dot.count("llir").before > dot.count("llir").after
-    # Counts come from the one rule of irscope.link.lines (ops_at_line agrees).
+    # Counts come from the one rule of irscope.ir.python_lines (ops_at_line agrees).
     assert dot.count("sass").before == len(a.ops_at_line(67)["sass"])
     assert dot.count("sass").after == len(b.ops_at_line(67)["sass"])
     assert all(d.changed_stages for d in deltas)

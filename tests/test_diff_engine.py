@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from irscope.diff.engine import diff_modules
+from irscope.irdiff.engine import diff_modules
 from irscope.ir import parse_stage
 
 DATA = Path(__file__).parent / "data" / "ir"

@@ -17,7 +17,7 @@ from irscope.core.files import parse_text
 from irscope.export import lineage_graph, module_graph, pipeline_graph, stage_graph
 from irscope.export.render import render
 from irscope.store.bundle import Bundle
-from irscope.vocab.records import CapturedKernel, PassRecord, Resources, RunInfo
+from irscope.compiler.records import CapturedKernel, PassRecord, Resources, RunInfo
 
 SAMPLES = Path(__file__).parent / "data" / "samples_sm90.irscope"
 EVIL = "<script>alert('x')</script>{[bold]}&amp;\"q\"\\N\\l"

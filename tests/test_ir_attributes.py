@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from irscope import robust
+from irscope import text_guard
 from irscope.ir import parse_snapshots, parse_stage, split_pass_dump
 from irscope.ir.attributes import (ArrayAttr, BoolAttr, DenseAttr, DictAttr, FloatAttr, IntAttr,
                                    RawAttr, StringAttr, TypeAttr, UnitAttr, parse_attr_value,
@@ -26,7 +26,7 @@ I32 = ScalarType("i32", 32, "int")
 
 @pytest.fixture(autouse=True)
 def strict(monkeypatch):
-    monkeypatch.setattr(robust, "STRICT", True)
+    monkeypatch.setattr(text_guard, "STRICT", True)
 
 
 @cache

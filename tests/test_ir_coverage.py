@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from irscope import robust
+from irscope import text_guard
 import pytest
 
 from irscope.ir import (STAGES, Frame, Location, ParseCache, parse_snapshots, parse_stage,
@@ -83,7 +83,7 @@ def test_core_imports_nothing_heavy():
 
 
 def test_parser_bug_degrades_instead_of_raising(monkeypatch):
-    from irscope.ir import _guard, ptx
+    from irscope.ir import parse_guard, ptx
 
     def boom(raw):
         raise RuntimeError("bug")
@@ -92,6 +92,6 @@ def test_parser_bug_degrades_instead_of_raising(monkeypatch):
     mod = parse_stage("ptx", "ret;\n\nexit;\n")
     assert [op.name for op in mod.ops()] == ["<unknown>", "<unknown>"]
     assert mod.unknown == [(1, "ret;"), (3, "exit;")] and mod.coverage == 0.0
-    monkeypatch.setattr(robust, "STRICT", True)
+    monkeypatch.setattr(text_guard, "STRICT", True)
     with pytest.raises(RuntimeError):
         parse_stage("ptx", "ret;")

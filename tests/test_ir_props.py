@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from irscope import robust
+from irscope import text_guard
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from irscope.ir import _guard
+from irscope.ir import parse_guard
 from irscope.ir import (Frame, Function, Location, Module, ParseCache, parse_snapshots,
                         parse_stage, split_llvm_pass_dump, split_mlir_pass_dump,
                         split_pass_dump)
@@ -44,9 +44,9 @@ JUNK = st.lists(st.sampled_from(list('%#^{}()<>[]":;,=@!$.\n \t\\\x00é01') + [
 @pytest.fixture(autouse=True, scope="module")
 def strict():
     """Let a parser bug raise here instead of degrading to an all-unknown result."""
-    robust.STRICT = True
+    text_guard.STRICT = True
     yield
-    robust.STRICT = False
+    text_guard.STRICT = False
 
 
 def check(mod: Module, text: str) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from irscope.ir import ptx
-from irscope.ir._scan import split_top
+from irscope.ir.bracket_scan import split_top
 
 _ORACLE_RE = re.compile(r"(@!?%?[\w]+\s+)?([a-z_][\w.:]*)(?:\s+(.*?))?\s*(;)?\s*(?://.*)?$")
 

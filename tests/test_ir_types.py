@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from irscope import robust
+from irscope import text_guard
 from irscope.ir import parse_snapshots, parse_stage, split_pass_dump
 from irscope.ir.types import (ArrayType, FunctionType, MemDescType, OpaqueType, PointerType,
                               ScalarType, StructType, TensorType, TokenType, VectorType, VoidType,
@@ -24,7 +24,7 @@ VERSIONS = ("3.2.0", "3.6.0", "3.9.0")
 @pytest.fixture(autouse=True)
 def strict(monkeypatch):
     # a parser bug raises here instead of degrading to OpaqueType
-    monkeypatch.setattr(robust, "STRICT", True)
+    monkeypatch.setattr(text_guard, "STRICT", True)
 
 
 @cache
@@ -347,12 +347,12 @@ def _fields_deep(t):
 
 
 def _every_type_text() -> list[str]:
-    from irscope.ir import _scan
+    from irscope.ir import bracket_scan
 
     texts = set()
     for m in _mlir_modules():
         for op in m.ops():
-            texts.update(_scan.split_top(op.types.replace("->", ",")))
+            texts.update(bracket_scan.split_top(op.types.replace("->", ",")))
     return sorted(texts)
 
 

@@ -10,7 +10,7 @@ PKG = Path(__file__).resolve().parent.parent / "irscope"
 # A module may import its own layer and lower ones. capture sits above the core
 # (it writes bundles through the store and reads nothing through the views); the
 # views sit on top, the command line last (it starts all the others).
-ORDER = ["errors", "robust", "vocab", "store", "ir", "link", "core", "diff", "capture", "export", "tui", "cli"]
+ORDER = ["errors", "text_guard", "compiler", "store", "ir", "irdiff", "link", "core", "diff", "capture", "export", "tui", "cli"]
 
 # Importing these is all any viewing command needs.
 VIEWER = ("irscope", "irscope.core", "irscope.cli.main", "irscope.cli.inspect_cmd", "irscope.cli.analyze_cmd",

@@ -244,7 +244,7 @@ def test_op_lives_per_instance():
 
 def test_op_lives_counts_add_up_on_a_real_pass_dump():
     from pathlib import Path
-    from irscope.vocab.passdump import split_mlir_pass_dump
+    from irscope.compiler.passdump import split_mlir_pass_dump
 
     text = (Path(__file__).parent / "data" / "ir" / "3.9.0" / "add_sm90" / "mlir_passes.txt").read_text()
     snaps = [PassInput("ttgir" if "ttg." in s.text else "ttir", s.pass_name, s.argument, "before", "mlir", s.text)
@@ -346,7 +346,7 @@ def test_origins_do_not_cross_snapshot_kinds():
     turning every IR opcode into machine opcodes is not one pass erasing `fadd` and
     introducing `COPY`, since the IR before it is not printed."""
     from pathlib import Path
-    from irscope.vocab.passdump import split_llvm_pass_dump
+    from irscope.compiler.passdump import split_llvm_pass_dump
 
     dump = split_llvm_pass_dump((Path(__file__).parent / "data" / "ir" / "3.6.0" / "add_sm80"
                                  / "llvm_passes.txt").read_text())

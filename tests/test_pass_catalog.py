@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from irscope.vocab.pass_catalog import all_passes, candidates, describe, keys_of
-from irscope.vocab.passdump import split_llvm_pass_dump
+from irscope.compiler.pass_catalog import all_passes, candidates, describe, keys_of
+from irscope.compiler.passdump import split_llvm_pass_dump
 
 FIXTURES = Path(__file__).parent / "data" / "pass_names"
 # A real LLVM_IR_ENABLE_DUMP stream (add_kernel, Triton 3.6, sm_80): LLVM's own passes.
@@ -104,4 +104,4 @@ def test_unknown_names():
 
 def test_catalog_ships_as_package_data():
     pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
-    assert "vocab/*.json" in pyproject
+    assert "compiler/*.json" in pyproject

@@ -23,7 +23,7 @@ from irscope.diff.compare import step_passes
 from irscope.export.report import MARKER, build_report
 from irscope.export.report.embed import script_json, unpack
 from irscope.store.bundle import Bundle
-from irscope.vocab.records import CapturedKernel, PassRecord, Resources, RunInfo
+from irscope.compiler.records import CapturedKernel, PassRecord, Resources, RunInfo
 
 SAMPLES = DATA / "samples_sm90.irscope"
 HOSTILE = "[bold]b[/bold] [/] <script>alert(1)</script> \"dq\" 'sq' {x} {{y}} \\back é✓ </script><!-- &amp;"

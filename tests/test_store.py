@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from irscope.vocab.records import CapturedKernel, PassRecord, Resources, RunInfo
+from irscope.compiler.records import CapturedKernel, PassRecord, Resources, RunInfo
 from irscope.errors import IrscopeError
 from irscope.store.bundle import Bundle, is_bundle
 

@@ -19,7 +19,7 @@ WRITER = textwrap.dedent('''
     import sys
     sys.path.insert(0, {root!r})
     from irscope.store.bundle import Bundle
-    from irscope.vocab.records import CapturedKernel, PassRecord, Resources, RunInfo
+    from irscope.compiler.records import CapturedKernel, PassRecord, Resources, RunInfo
 
     src, dst, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     with Bundle.open(src) as s:

@@ -16,7 +16,7 @@ from irscope.tui.widgets.kernel_table import CaptureTable
 
 from irscope.core import open_bundle
 from irscope.errors import IrscopeError
-from irscope.tui import loading
+from irscope.tui import screen_data
 from irscope.tui.app import IrscopeApp, load_keymap, make_app
 from irscope.tui.screens.browser import BrowserScreen
 from irscope.tui.screens.help import HelpScreen

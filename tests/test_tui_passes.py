@@ -7,15 +7,15 @@ from __future__ import annotations
 import pytest
 
 from irscope.core import open_bundle
-from irscope.diff.engine import diff_modules
-from irscope.diff.model import REMOVED
+from irscope.irdiff.engine import diff_modules
+from irscope.irdiff.model import REMOVED
 from irscope.tui.app import make_app
 from irscope.tui.screens.diff import DiffScreen
 from irscope.tui.screens.pass_steps import Side, pass_steps, sides
 from irscope.tui.screens.passes import PassStepperScreen
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.pass_timeline import PassTimeline
-from irscope.vocab.pass_catalog import describe
+from irscope.compiler.pass_catalog import describe
 
 from conftest import DATA
 from tui_support import run_async

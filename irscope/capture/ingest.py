@@ -6,11 +6,11 @@ import json
 import os
 import re
 
-from irscope.vocab.passdump import split_pass_dump
-from irscope.vocab.stages import BINARY_STAGES, EXACT_STAGES
+from irscope.compiler.passdump import split_pass_dump
+from irscope.compiler.stages import BINARY_STAGES, EXACT_STAGES
 from irscope.capture.timing import (assign_numbered_times, assign_times, parse_llvm_timing_reports,
                                     parse_timing_reports)
-from irscope.vocab.records import CapturedKernel, PassRecord, Resources
+from irscope.compiler.records import CapturedKernel, PassRecord, Resources
 from irscope.ir.ptx import static_shared_bytes
 from irscope.capture.tools import amdgcn_resources, resources_from_binary, sass_with_lines
 

@@ -24,7 +24,7 @@ from typing import Callable
 import irscope
 from irscope.capture.child.irscope_fake_driver import parse_target
 from irscope.capture.ingest import read_record
-from irscope.vocab.records import CapturedKernel, RunInfo
+from irscope.compiler.records import CapturedKernel, RunInfo
 from irscope.errors import IrscopeError
 
 CHILD_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child")

@@ -12,7 +12,7 @@ import re
 import subprocess
 import tempfile
 
-from irscope.vocab.records import Resources
+from irscope.compiler.records import Resources
 
 #  Function add_kernel:
 #  REG:26 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:408 TEXTURE:0 SURFACE:0 SAMPLER:0

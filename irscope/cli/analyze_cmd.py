@@ -13,7 +13,7 @@ from irscope.cli.render import stdout_console
 from irscope.core import Capture
 from irscope.errors import IrscopeError
 from irscope.link.provenance import PassChange
-from irscope.vocab.stages import LOWERING
+from irscope.compiler.stages import LOWERING
 
 
 def main(args) -> int:

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from irscope.diff.compare import Comparison
-from irscope.diff.model import ADDED, CHANGED, MOVED, REMOVED, StageDiff
+from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, StageDiff
 
 MARK = {ADDED: ("+", "green"), REMOVED: ("-", "red"), CHANGED: ("~", "yellow"), MOVED: (">", "cyan")}
 FOLD_CONTEXT = 0

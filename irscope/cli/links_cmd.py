@@ -9,7 +9,7 @@ from rich.text import Text
 import irscope
 from irscope.cli.render import stdout_console
 from irscope.errors import IrscopeError
-from irscope.vocab.stages import LOWERING
+from irscope.compiler.stages import LOWERING
 
 
 def main(args) -> int:

@@ -15,8 +15,8 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from irscope.core import Capture, Occupancy
-from irscope.vocab.stages import STAGES
-from irscope.vocab.units import human_bytes  # noqa: F401  (re-exported for the commands)
+from irscope.compiler.stages import STAGES
+from irscope.compiler.units import human_bytes  # noqa: F401  (re-exported for the commands)
 
 PIPED_WIDTH = 200
 """Width of output that goes to a pipe or file when ``COLUMNS`` is not set."""

@@ -24,7 +24,7 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     """Build the report; progress on stderr, the folder's path on stdout."""
     from irscope.export.report import build_report
-    from irscope.vocab.units import human_bytes
+    from irscope.compiler.units import human_bytes
 
     def progress(msg: str) -> None:
         if not args.quiet:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from irscope.core.resources import Resources, resources_of
 from irscope.errors import IrscopeError
 from irscope.ir import Module, Op, ParseCache, parse_as, parse_pass
-from irscope.link.lines import line_match
+from irscope.ir.python_lines import line_match
 from irscope.store.bundle import CaptureRow, PassRow
-from irscope.vocab.stages import EXACT_STAGES, LOWERING, STAGES, stage
+from irscope.compiler.stages import EXACT_STAGES, LOWERING, STAGES, stage
 
 if TYPE_CHECKING:
     from irscope.core.bundle import Bundle
@@ -356,7 +356,7 @@ class Capture:
     def ops_at_line(self, line: int, *, call_sites: bool = False,
                     stages: tuple[str, ...] = LOWERING) -> dict[str, list[Op]]:
         """The ops of each lowering stage that belong to Python ``line`` of the
-        kernel's file, by the one rule of :mod:`irscope.link.lines`: an op belongs to
+        kernel's file, by the one rule of :mod:`irscope.ir.python_lines`: an op belongs to
         the line of its innermost user frame; ``call_sites`` adds the ops inlined from
         a helper called at that line."""
         out: dict[str, list[Op]] = {}

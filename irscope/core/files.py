@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from irscope.errors import IrscopeError
 from irscope.ir import Module, ParseCache, parse_as, parse_pass
-from irscope.vocab.stages import STAGES, for_extension
+from irscope.compiler.stages import STAGES, for_extension
 
 if TYPE_CHECKING:
-    from irscope.vocab.passdump import PassSnapshot
+    from irscope.compiler.passdump import PassSnapshot
 
 DUMP = "dump"
 """The format name of a per-pass dump stream."""
@@ -65,7 +65,7 @@ class IRFile:
     @property
     def snapshots(self) -> "list[PassSnapshot]":
         """The snapshots of a dump stream ([] for a single module)."""
-        from irscope.vocab.passdump import split_pass_dump
+        from irscope.compiler.passdump import split_pass_dump
 
         if self.format != DUMP:
             return []

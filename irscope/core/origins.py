@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 
 from irscope.ir import Module, op_form
 from irscope.link.provenance import PassChange, op_lives
-from irscope.vocab.stages import STAGES
+from irscope.compiler.stages import STAGES
 
 ORIGIN_STAGES: dict[str, str] = {s.name: s.passes_kind for s in STAGES.values() if s.passes_kind}
 """Stage -> the kind of pass snapshot whose last result is its final text: llir runs

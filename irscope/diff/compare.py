@@ -9,13 +9,13 @@ from irscope.core import Capture, IRFile
 from irscope.core.files import DUMP
 from irscope.errors import IrscopeError
 from irscope.ir import Module
-from irscope.vocab.stages import LOWERING
+from irscope.compiler.stages import LOWERING
 
-from .engine import diff_modules
+from irscope.irdiff.engine import diff_modules
 from .lines import LineDelta, line_deltas, line_note
 from .metadata import COMPILE, CONSTEXPRS, FieldDelta, metadata_delta
 from .mix import MIX_STAGES, MixDelta, capture_mix, mix_delta
-from .model import StageDiff
+from irscope.irdiff.model import StageDiff
 from .pipeline import PipelineDelta, pipeline_delta
 
 # A snapshot's kind -> the stage name its diff is reported under (and parsed as).

@@ -1,6 +1,6 @@
 """Per-Python-line deltas: for every line of the kernel, how many ops of each stage
 belong to it on side A and on side B, by the one rule of
-:mod:`irscope.link.lines` (an op belongs to the line of its innermost user frame).
+:mod:`irscope.ir.python_lines` (an op belongs to the line of its innermost user frame).
 
 Each stage is read in one pass over its ops (a counter per line), not one
 ``ops_at_line`` per line: a kernel of 200 lines costs five walks, not a thousand.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from irscope.core import Capture
 from irscope.diff.metadata import CountDelta
-from irscope.link.lines import python_line, same_file
+from irscope.ir.python_lines import python_line, same_file
 
 LINE_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 

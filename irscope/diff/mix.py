@@ -21,7 +21,7 @@ from irscope.core import Capture
 from irscope.diff.metadata import CountDelta
 from irscope.errors import IrscopeError
 from irscope.ir import Module
-from irscope.vocab.stages import LOWERING
+from irscope.compiler.stages import LOWERING
 
 GLOBAL_LOAD, GLOBAL_STORE = "global_load", "global_store"
 SHARED_LOAD, SHARED_STORE = "shared_load", "shared_store"

@@ -8,7 +8,7 @@ steps). Not by class name: that is not stable across Triton versions (MLIR's
 ``Canonicalizer`` and ``CSE`` became ``CanonicalizerPass`` and ``CSEPass`` between
 Triton 3.6 and 3.9, same arguments); a paired pass whose name changed is listed in
 ``renamed``. The two key sequences are
-aligned (:mod:`irscope.diff.align`, the patience alignment the op diff uses: never
+aligned (:mod:`irscope.irdiff.align`, the patience alignment the op diff uses: never
 quadratic): runs in it pair in order (with equal pipelines, the i-th Canonicalizer
 of ttgir pairs with the i-th). Of the runs left over, those of a key both sides
 still have pair by occurrence order: they are the *reordered* ones; the rest were
@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from irscope.core.passes import Pass
-from irscope.vocab.stages import stage_rank
+from irscope.compiler.stages import stage_rank
 
-from .align import align
+from irscope.irdiff.align import align
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +187,7 @@ def _align(a: list[_Run], b: list[_Run]) -> tuple[list[tuple[int, int]], set[int
     pairs) that are in the common order."""
     ka = [key[0] for key, _ in a]
     kb = [key[0] for key, _ in b]
-    # Patience alignment (irscope.diff.align, as for ops): never quadratic, and runs
+    # Patience alignment (irscope.irdiff.align, as for ops): never quadratic, and runs
     # inserted or removed leave the rest of the pipeline paired in order.
     common = align(ka, kb)
     used_a = {i for i, _ in common}

@@ -1,14 +1,14 @@
 """What ``--pass N`` and ``--diff OTHER`` colour: per op line of the drawn module its
 status (``added``, ``changed``, ``moved``), and the ops of the other side that are
-gone (``removed``), all from the diff engine (:func:`irscope.diff.engine.diff_modules`).
+gone (``removed``), all from the diff engine (:func:`irscope.irdiff.engine.diff_modules`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from irscope.diff.engine import diff_modules
-from irscope.diff.model import REMOVED, OpRef
+from irscope.irdiff.engine import diff_modules
+from irscope.irdiff.model import REMOVED, OpRef
 from irscope.ir import Module
 
 # A snapshot's kind -> the format its diff runs as (as irscope.diff.compare does).

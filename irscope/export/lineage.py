@@ -17,7 +17,7 @@ from collections import Counter
 from itertools import pairwise
 
 from irscope.errors import IrscopeError
-from irscope.vocab.stages import LOWERING, STAGES
+from irscope.compiler.stages import LOWERING, STAGES
 
 from .graph import OpGraph, add_cluster, capture_title, new_graph
 from .style import STAGE_FILL, clean, dialect_fill

@@ -84,7 +84,7 @@ def _other_module(other, stage: str) -> tuple[Module, str]:
     if isinstance(other, Module):
         return other, "the other side"
     if isinstance(other, IRFile):
-        from irscope.diff.engine import family_of
+        from irscope.irdiff.engine import family_of
 
         try:
             same = family_of(other.format) == family_of(stage)

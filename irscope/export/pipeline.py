@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from irscope.diff.pipeline import pipeline_delta
 from irscope.errors import IrscopeError
-from irscope.vocab.stages import STAGES, stage_rank
+from irscope.compiler.stages import STAGES, stage_rank
 
 from .graph import OpGraph, add_cluster, capture_title, new_graph
 from .style import GREY_FILL, GREY_TEXT, STAGE_FILL, STATUS, clean

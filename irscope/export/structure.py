@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from irscope.ir import Module, Op
 from irscope.ir.model import Block
 from irscope.ir.values import BlockArgument, OpResult
-from irscope.link.lines import python_line
+from irscope.ir.python_lines import python_line
 
 from .style import clean
 

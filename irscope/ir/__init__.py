@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from irscope import robust
+from irscope import text_guard
 
-from ._guard import paused_gc
+from .parse_guard import paused_gc
 from .forms import normalise_op_text, op_form
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, Op, ParseCache, Region, Value)
 from .stages import STAGES, StageInfo, parse_as, parser, stage_for_extension, stage_info
 
 if TYPE_CHECKING:
-    from irscope.vocab.passdump import PassSnapshot
+    from irscope.compiler.passdump import PassSnapshot
 
 # Each parser (and the dump splitter) loads when first used: showing one stage needs
 # one of them, and every module compiles its regexes at import.
@@ -33,7 +33,7 @@ def __getattr__(name: str):
     if name in _LAZY:
         return getattr(importlib.import_module(f"irscope.ir.{_LAZY[name]}"), name)
     if name in _LAZY_VOCAB:
-        return getattr(importlib.import_module("irscope.vocab.passdump"), name)
+        return getattr(importlib.import_module("irscope.compiler.passdump"), name)
     raise AttributeError(f"module 'irscope.ir' has no attribute {name!r}")
 
 __all__ = [
@@ -68,7 +68,7 @@ def op_forms(stage: str, text: str, cache: ParseCache | None = None) -> list[tup
         try:
             return fast(text, cache)
         except Exception:
-            if robust.STRICT:
+            if text_guard.STRICT:
                 raise
     return [(op.name, op_form(op)) for op in parse_stage(stage, text, cache).ops()
             if op.name != "<unknown>" and op.name]

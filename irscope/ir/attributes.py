@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Union
 
-from irscope import robust
+from irscope import text_guard
 
-from ._scan import unescape, matching, split_top, top_level
+from .bracket_scan import unescape, matching, split_top, top_level
 from .types import OpaqueType, ScalarType, TensorType, Type, VectorType, parse_type
 
 __all__ = [
@@ -244,7 +244,7 @@ def _value(text: str) -> AttrValue:
     try:
         return _value_raw(text, 0)
     except Exception:  # a reader bug must not reach the user as a traceback
-        if robust.STRICT:
+        if text_guard.STRICT:
             raise
         return RawAttr(text)
 
@@ -366,7 +366,7 @@ def _attributes(text: str) -> tuple[tuple[str, AttrValue], ...]:
             return ()  # not an MLIR dictionary (LLVM IR function attributes...)
         return _entries(inner, 0)
     except Exception:  # a reader bug must not reach the user as a traceback
-        if robust.STRICT:
+        if text_guard.STRICT:
             raise
         return ()
 

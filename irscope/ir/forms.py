@@ -11,7 +11,7 @@ import re
 __all__ = ["erase_names", "normalise_op_text", "op_form"]
 
 # The same name characters as the parsers' tokens (\w, $, ., -), so that a form is
-# the same whichever way it was computed (see _template, op_forms).
+# the same whichever way it was computed (see line_shapes, op_forms).
 _VALUE_RE = re.compile(r"%[\w$.\-]+(?:#\d+)?(?::\d+)?")
 _BLOCK_RE = re.compile(r"\^[\w$.\-]+")
 # Location aliases are names too (#loc, #loc12): renumbered between snapshots.
@@ -66,7 +66,7 @@ def normalise_op_text(text: str) -> str:
     ``!``; whitespace is collapsed. Two ops that differ
     only by SSA numbering or source location normalise to the same string.
 
-    The parsers call this once per line *shape* (see ``_template``) and keep the
+    The parsers call this once per line *shape* (see ``line_shapes``) and keep the
     result as ``Op.form``; the memo serves the other callers. Each substitution runs
     only when its marker is present, since ``re.sub`` scans the whole line even to
     find nothing.

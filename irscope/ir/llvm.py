@@ -14,9 +14,9 @@ from __future__ import annotations
 import functools
 import re
 
-from ._guard import parser
-from ._scan import matching, split_top
-from ._template import Templater
+from .parse_guard import parser
+from .bracket_scan import matching, split_top
+from .line_shapes import Templater
 from .forms import erase_names, normalise_op_text
 from .llvm_loc import FIELD_RE, META_RE, chain_location, debug_info, resolve_locations
 from .model import (new_lazy_instruction, unknown_op, UNKNOWN_LOCATION, Block, Function, Instruction,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 import re
 
-from ._guard import parser
-from ._scan import _BRACKET_RE, odd_quotes, split_loc, split_top, top_level, matching
-from ._template import Templater
+from .parse_guard import parser
+from .bracket_scan import _BRACKET_RE, odd_quotes, split_loc, split_top, top_level, matching
+from .line_shapes import Templater
 from .forms import normalise_op_text
 from .mlir_loc import LocResolver
 from .model import (new_lazy_op, unknown_op, UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,

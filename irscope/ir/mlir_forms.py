@@ -27,7 +27,7 @@ def op_forms_mlir(text: str, cache: ParseCache | None = None) -> list[tuple[str,
     and form do not depend on which names it uses, only on where names stand, so
     the text is read with its names erased (:func:`erase_names`): the lines of a
     snapshot whose values were renumbered become lines already seen, and each
-    distinct erased line is classified once (``tests/test_ir_template.py`` checks
+    distinct erased line is classified once (``tests/test_ir_line_shapes.py`` checks
     the result equals the full parse's on every fixture).
     """
     memo = cache.mlir_forms if cache is not None else {}

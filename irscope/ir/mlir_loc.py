@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ._scan import unescape
+from .bracket_scan import unescape
 from .model import UNKNOWN_LOCATION, Frame, Location
 
 # Deeper nesting than this is garbled input, not Triton output.

@@ -547,7 +547,7 @@ class ParseCache:
     llvm_forms: dict = field(default_factory=dict)
     mir_forms: dict = field(default_factory=dict)
     mlir_shapes: dict = field(default_factory=dict)
-    """Line template (names replaced by placeholders) -> classified shape; see ``_template``."""
+    """Line template (names replaced by placeholders) -> classified shape; see ``line_shapes``."""
     llvm_shapes: dict = field(default_factory=dict)
     llvm: dict = field(default_factory=dict)
     mir: dict = field(default_factory=dict)

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Mapping
 
-from irscope import robust
+from irscope import text_guard
 
-from ._scan import _STRING_RE, _blank, _open_count, matching, split_top
+from .bracket_scan import _STRING_RE, _blank, _open_count, matching, split_top
 
 from .type_model import OpaqueType, PointerType, StructType, Type
 from .type_parser import FAST_TYPE, _fast, _parse, _resolve_aliases, parse_leading_type, parse_type
@@ -56,7 +56,7 @@ def _op_types(text: str, num_results: int | None) -> OpTypes:
     try:
         return _op_types_raw(text, num_results)
     except Exception:  # a parser bug must not reach the user as a traceback
-        if robust.STRICT:
+        if text_guard.STRICT:
             raise
         return OpTypes((OpaqueType(text),), (), text, "")
 

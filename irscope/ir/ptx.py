@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from ._guard import parser
-from ._scan import LABEL_RE as _LABEL_RE
-from ._scan import split_top
+from .parse_guard import parser
+from .bracket_scan import LABEL_RE as _LABEL_RE
+from .bracket_scan import split_top
 from .model import (new_lazy_instruction, unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 

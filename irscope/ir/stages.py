@@ -1,4 +1,4 @@
-"""Parsing by stage name: the registry (:mod:`irscope.vocab.stages`) names each
+"""Parsing by stage name: the registry (:mod:`irscope.compiler.stages`) names each
 stage's parser family; this table maps a family to its parser."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-from irscope.vocab.stages import STAGES as _ALL, Stage, for_extension
+from irscope.compiler.stages import STAGES as _ALL, Stage, for_extension
 
 from .model import Module, ParseCache
 

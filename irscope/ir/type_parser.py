@@ -12,9 +12,9 @@ from functools import lru_cache
 from math import prod
 from typing import Mapping
 
-from irscope import robust
+from irscope import text_guard
 
-from ._scan import matching
+from .bracket_scan import matching
 
 from .type_model import (ArrayType, FunctionType, MemDescType, OpaqueType, PointerType, ScalarType, StructType,
                          TensorType, TokenType, Type, VectorType, VoidType)
@@ -457,7 +457,7 @@ def _parse_general(text: str) -> Type:
     except (_Fail, RecursionError):
         return OpaqueType(text)
     except Exception:  # a parser bug must not reach the user as a traceback
-        if robust.STRICT:
+        if text_guard.STRICT:
             raise
         return OpaqueType(text)
 
@@ -487,6 +487,6 @@ def parse_leading_type(text: str, aliases: Mapping[str, str] | None = None) -> t
     except (_Fail, RecursionError):
         return None, text
     except Exception:
-        if robust.STRICT:
+        if text_guard.STRICT:
             raise
         return None, text

@@ -17,8 +17,8 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
 
-from irscope import robust
-from irscope.robust import paused_gc
+from irscope import text_guard
+from irscope.text_guard import paused_gc
 
 from .model import Block, Function, Module, Op, read_unread_details
 
@@ -163,7 +163,7 @@ def _result_types(op: Op) -> list[str]:
             return [""] * len(op.results)
         got = parse_op_types(op.types, num_results=len(op.results)).results
     except Exception:  # a types-parser bug must not break def-use
-        if robust.STRICT:
+        if text_guard.STRICT:
             raise
         return [""] * len(op.results)
     texts = [t.raw for t in got]

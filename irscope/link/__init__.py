@@ -30,7 +30,7 @@ How two ops are tied, strongest first (``kind``):
 A composed link has the weakest kind along its path.
 """
 
-# Submodules load on first use (``irscope.link.lines`` alone serves "the ops of a
+# Submodules load on first use (``irscope.ir.python_lines`` alone serves "the ops of a
 # line"; building links needs the rest).
 _EXPORTS = {
     "LocationGroup": "by_location", "link_by_location": "by_location", "location_group": "by_location",

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from irscope.ir import Module, Op
-from irscope.robust import paused_gc
+from irscope.text_guard import paused_gc
 
 from .by_location import LocationGroup, location_group
 from .exact import _shared_ttgir_links, link_exact
 from .keys import units
-from .lines import line_match
+from irscope.ir.python_lines import line_match
 from .model import EXACT_STAGES, PIPELINE, ExactReport, LinkedOp, StageLink
 from .model import keep as _keep
 from .model import rank as _rank
@@ -217,7 +217,7 @@ class CaptureLinks:
     def links_for_python_line(self, line: int, file: str | None = None, call_sites: bool = True
                               ) -> dict[str, list[LinkedOp]]:
         """The ops of every stage at Python ``line`` of the kernel's file, by the one
-        rule of :mod:`irscope.link.lines` (kind ``python-line`` or ``call-site``).
+        rule of :mod:`irscope.ir.python_lines` (kind ``python-line`` or ``call-site``).
         SASS has no call-site frames: see the module notes."""
         out: dict[str, list[LinkedOp]] = {}
         for stage, mod in self.modules.items():

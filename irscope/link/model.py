@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from irscope.vocab.stages import EXACT_STAGES, LOWERING
+from irscope.compiler.stages import EXACT_STAGES, LOWERING
 
 # Pipeline order; a query walks this chain (plus the TTGIR -> PTX shortcut in exact mode).
 PIPELINE = LOWERING

@@ -25,7 +25,7 @@ from typing import Iterable, Mapping, Sequence
 
 from irscope.ir import ParseCache, op_forms
 from irscope.ir.forms import normalise_op_text, op_form
-from irscope.vocab.stages import STAGES
+from irscope.compiler.stages import STAGES
 
 __all__ = ["normalise_op_text", "OpSummary", "OpDiff", "PassInput", "PassChange", "StageOrigins",
            "OpLife", "ProvenanceCache", "summarise_module_ops", "summarise_forms", "diff_summaries", "pass_changes",

@@ -18,12 +18,12 @@ import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
-from irscope.vocab.stages import stage_rank
+from irscope.compiler.stages import stage_rank
 from irscope.errors import IrscopeError
 from irscope.store.blobs import BlobStore
 
 if TYPE_CHECKING:  # a reader never builds these: they cost an import on every open
-    from irscope.vocab.records import CapturedKernel, RunInfo
+    from irscope.compiler.records import CapturedKernel, RunInfo
 
 SCHEMA_VERSION = 3
 # v2: passes.seconds, packs.run_id; v3: captures.shared_static (older bundles are

@@ -136,7 +136,7 @@ class IrscopeApp(App):
 
     def diff_captures(self, a: "Capture", b: "Capture") -> None:
         """Compare two captures in a worker, then open the diff screen."""
-        from irscope.tui.loading import compare_in_worker
+        from irscope.tui.screen_data import compare_in_worker
 
         self.notify(f"comparing {a.title()} with {b.title()}...", markup=False, timeout=3)
         compare_in_worker(self, a, b)

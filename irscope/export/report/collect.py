@@ -1,14 +1,14 @@
 """What a report shows of one capture, read through the core API: its listing
 metadata, its stage texts, and which lines of each stage belong to each Python line
-(the rule of :mod:`irscope.link.lines`, as ``irscope show`` and the TUI apply it)."""
+(the rule of :mod:`irscope.ir.python_lines`, as ``irscope show`` and the TUI apply it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from irscope.core import Capture
-from irscope.link.lines import python_line
-from irscope.vocab.stages import LOWERING, STAGES
+from irscope.ir.python_lines import python_line
+from irscope.compiler.stages import LOWERING, STAGES
 
 MAX_STAGE_CHARS = 3_000_000
 """A stage text longer than this is cut at a line boundary (the page says so; the

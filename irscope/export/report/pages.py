@@ -12,7 +12,7 @@ from irscope.export.report.collect import KernelMeta, SourceView, StageText
 from irscope.export.report.embed import esc, json_block, pack, pack_json
 from irscope.export.report.pictures import KernelPictures, Picture
 from irscope.export.report.timeline import PassStep, change_json
-from irscope.vocab.units import human_bytes
+from irscope.compiler.units import human_bytes
 
 
 @dataclass(frozen=True, slots=True)

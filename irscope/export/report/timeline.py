@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from irscope.core import Capture
 from irscope.diff.compare import step_passes
-from irscope.diff.model import Change, StageDiff
+from irscope.irdiff.model import Change, StageDiff
 
 MAX_CHANGES = 200
 """Changes embedded per pass (the total is always given)."""

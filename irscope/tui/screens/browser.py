@@ -1,6 +1,6 @@
 """The kernel browser: every capture of the bundle, sortable and filterable.
 
-Rows are read in a thread worker (:func:`irscope.tui.loading.browser_rows`), so a big or
+Rows are read in a thread worker (:func:`irscope.tui.screen_data.browser_rows`), so a big or
 slow bundle never freezes the keyboard; enter opens a capture's kernel view, space marks
 captures and ``d`` diffs the two marked ones.
 """
@@ -17,8 +17,8 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
-from irscope.tui import loading
-from irscope.tui.loading import BROWSER_COLUMNS, BrowserRow
+from irscope.tui import screen_data
+from irscope.tui.screen_data import BROWSER_COLUMNS, BrowserRow
 from irscope.tui.widgets.kernel_table import CaptureTable, Column
 from irscope.tui.widgets.status_line import StatusLine
 

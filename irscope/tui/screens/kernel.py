@@ -23,15 +23,15 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, Tabs
 
-from irscope.link.lines import python_line
-from irscope.tui import loading
-from irscope.tui.loading import StageIndex
+from irscope.ir.python_lines import python_line
+from irscope.tui import screen_data
+from irscope.tui.screen_data import StageIndex
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.op_details import OpDetails, op_detail, render_detail
 from irscope.tui.widgets.search_bar import SearchBar
 from irscope.tui.widgets.status_line import StatusLine
 from irscope.tui.widgets.stage_tabs import StageTabs, tab_title, view_stages
-from irscope.vocab.stages import STAGES
+from irscope.compiler.stages import STAGES
 
 if TYPE_CHECKING:
     from irscope.core import Capture

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 from irscope.core import Capture
 from irscope.core.passes import Pass
-from irscope.diff.engine import diff_modules
-from irscope.diff.model import ADDED, CHANGED, MOVED, REMOVED, OpRef, StageDiff
+from irscope.irdiff.engine import diff_modules
+from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, OpRef, StageDiff
 from irscope.ir import Module
-from irscope.vocab.stages import STAGES
+from irscope.compiler.stages import STAGES
 
 # Snapshot kind -> the stage name the diff engine parses and reports it as.
 _DIFF_STAGE = {"mlir": "mlir", "llvm": "llir", "mir": "llir"}

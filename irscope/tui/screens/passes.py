@@ -32,7 +32,7 @@ from irscope.tui.screens.pass_steps import PassStep, StepView, pass_steps, side_
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.pass_timeline import PassTimeline, change_cell
 from irscope.tui.widgets.search_bar import SearchBar
-from irscope.vocab.pass_catalog import describe
+from irscope.compiler.pass_catalog import describe
 
 PREFETCH = 2
 """How many passes on each side of the current one are diffed ahead of time."""

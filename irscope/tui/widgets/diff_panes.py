@@ -17,7 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 
-from irscope.diff.model import ADDED, CHANGED, MOVED, REMOVED, StageDiff
+from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, StageDiff
 from irscope.tui.widgets.ir_view import IRView
 
 _MARK = {ADDED: "added", REMOVED: "removed", CHANGED: "changed", MOVED: "linked"}

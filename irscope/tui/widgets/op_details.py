@@ -18,7 +18,7 @@ from textual.widgets import Static
 from irscope.errors import IrscopeError
 from irscope.ir.layouts import DistributedEncoding, LayoutError, UnknownEncoding
 from irscope.ir.types import MemDescType, TensorType
-from irscope.link.lines import python_line
+from irscope.ir.python_lines import python_line
 from irscope.tui.widgets.layout_grid import MAX_CELLS, warp_lane_grid
 
 if TYPE_CHECKING:

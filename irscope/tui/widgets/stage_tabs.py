@@ -10,7 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import Static, Tab, Tabs
 
-from irscope.vocab.stages import STAGES
+from irscope.compiler.stages import STAGES
 
 TAB_NAMES = {"llir": "LLIR", "amdgcn": "AMDGCN"}
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from irscope.ir import _scan
+from irscope.ir import bracket_scan
 
 
-_reference = _scan.split_top_scan
+_reference = bracket_scan.split_top_scan
 
 
 LINES = sorted({line.strip() for p in (Path(__file__).parent / "data" / "ir").rglob("*")
@@ -21,7 +21,7 @@ LINES = sorted({line.strip() for p in (Path(__file__).parent / "data" / "ir").rg
 
 def test_every_fixture_line():
     for line in LINES:
-        assert _scan.split_top(line) == _reference(line), line
+        assert bracket_scan.split_top(line) == _reference(line), line
 
 
 @settings(max_examples=500, deadline=None)
@@ -30,4 +30,4 @@ def test_every_fixture_line():
 def test_garbled_lines(line, edits):
     for pos, piece in edits:
         line = line[:pos] + piece + line[pos:]
-    assert _scan.split_top(line) == _reference(line), line
+    assert bracket_scan.split_top(line) == _reference(line), line

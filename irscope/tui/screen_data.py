@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from irscope.errors import IrscopeError
-from irscope.link.lines import python_line
-from irscope.vocab.units import human_bytes
+from irscope.ir.python_lines import python_line
+from irscope.compiler.units import human_bytes
 
 if TYPE_CHECKING:
     from textual.app import App

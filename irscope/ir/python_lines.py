@@ -11,7 +11,7 @@ line that *called* a user ``@triton.jit`` helper then holds the helper's ops too
 
 from __future__ import annotations
 
-from irscope.ir import Location
+from .model import Location
 
 PYTHON_LINE = "python-line"
 """The op's innermost user frame is the line."""

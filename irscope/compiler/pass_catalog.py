@@ -99,7 +99,7 @@ def keys_of(info: PassInfo) -> set[str]:
 
 @lru_cache(maxsize=1)
 def _index() -> tuple[dict[str, dict[str, PassInfo]], tuple[PassInfo, ...]]:
-    raw = json.loads(resources.files("irscope.vocab").joinpath(CATALOG_FILE).read_text("utf-8"))
+    raw = json.loads(resources.files("irscope.compiler").joinpath(CATALOG_FILE).read_text("utf-8"))
     entries = []
     # One index per family: MLIR and LLVM both have an "InlinerPass" and an "SCCPPass".
     index: dict[str, dict[str, PassInfo]] = {"mlir": {}, "llvm": {}}

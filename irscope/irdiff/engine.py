@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from irscope.ir import Function, Module, Op
 from irscope.ir.values import DefUse, def_use
-from irscope.link.lines import python_line
-from irscope.vocab.stages import STAGES
+from irscope.ir.python_lines import python_line
+from irscope.compiler.stages import STAGES
 
 from .align import align
 from .keys import EncodingPair, Keys, canonical_name, pair_encodings

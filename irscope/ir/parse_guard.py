@@ -1,5 +1,5 @@
 """What every public parse entry point wraps itself in: the guards of
-:mod:`irscope.robust` (GC paused, never raise) with, as the fallback, a module
+:mod:`irscope.text_guard` (GC paused, never raise) with, as the fallback, a module
 whose every line is an ``<unknown>`` op."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import functools
 from typing import Callable, TypeVar
 
-from irscope import robust
-from irscope.robust import paused_gc
+from irscope import text_guard
+from irscope.text_guard import paused_gc
 
 from .model import Module, unknown_op
 
@@ -39,7 +39,7 @@ def parser(default_stage: str) -> Callable[[F], F]:
             try:
                 return inner(text, stage, *args, **kwargs)
             except Exception:  # a parser bug must not reach the user as a traceback
-                if robust.STRICT:
+                if text_guard.STRICT:
                     raise
                 return opaque_module(text if isinstance(text, str) else "", stage)
 

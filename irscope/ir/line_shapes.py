@@ -10,7 +10,7 @@ once, and fills the names back into the classified tuple.
 
 This is exact, not a heuristic: every token the pattern matches is replaced, so in
 a template any sigil followed by digits *is* a placeholder, and filling is the
-inverse of templating (``tests/test_ir_template.py`` checks
+inverse of templating (``tests/test_ir_line_shapes.py`` checks
 ``fill(classify(template)) == classify(line)`` on every fixture line and on
 garbled ones).
 """

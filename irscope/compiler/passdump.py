@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from irscope.robust import never_raise
+from irscope.text_guard import never_raise
 
 # Python's re tries a '^'-anchored multiline pattern at every position, ~7 ns a
 # character; a pattern that begins with a literal is found by a fast scan instead.
