@@ -88,8 +88,8 @@ def llvm_snapshots(bundle: str) -> list[tuple[int, int, int]]:
         for cap in b.captures():
             passes = cap.passes()
             for p, nxt in pairwise(passes):
-                if nxt.stage == "llir" and nxt.kind == "mlir" and p.changes.ops_by_dialect.get("llvm", 0) > p.changes.ops_after / 2:
-                    out.append((p.changes.ops_after, cap.id, nxt.index))
+                if nxt.stage == "llir" and nxt.kind == "mlir" and p.step.forms.ops_by_dialect.get("llvm", 0) > p.step.ops_after / 2:
+                    out.append((p.step.ops_after, cap.id, nxt.index))
     return sorted(out)
 
 

@@ -28,7 +28,7 @@ that differed only in what it imported measured the same model at 1.2x and 1.6x.
 So by default (``--gc settled``) the imports' collections run before the clock
 (``gc.collect()``, as the imports themselves are outside it) and each phase ends
 with ``gc.collect(1)`` inside its own clock: each pays, once, for collecting what it
-allocated. ``--gc as-is`` measures without either (the figure of earlier sessions).
+allocated. ``--gc as-is`` measures without either (the "collections as-is" figure).
 Ratios reported: model / parse (the goal's), (model - details) / parse, and
 (model - details) / (parse + details), the last taking the whole parse, the lazy one
 plus the details it defers, as the baseline.

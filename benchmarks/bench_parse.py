@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from irscope.ir import (ParseCache, parse_snapshots, parse_stage,  # noqa: E402
-                        split_pass_dump, stage_for_extension)
+from irscope.compiler.stages import for_extension  # noqa: E402
+from irscope.ir import ParseCache, parse_snapshots, parse_stage, split_pass_dump  # noqa: E402
 from procmem import reset_peak, status_mb  # noqa: E402  (a sibling module in benchmarks/)
 
 FIXTURES = ROOT / "tests" / "data" / "ir"
@@ -58,7 +58,7 @@ def _load(paths: list[Path]) -> list[tuple[str, str]]:
         if _is_dump(text):
             items.append(("dump", text))
             continue
-        info = stage_for_extension(path.suffix)
+        info = for_extension(path.suffix)
         if info is not None:
             items.append((info.name, text))
     return items

@@ -1,5 +1,5 @@
 """Instructions executed by the TTGIR parse and by the model on top of it: a
-deterministic A/B figure for a noisy machine (docs/benchmarks.md, session 8).
+deterministic A/B figure for a noisy machine (docs/benchmarks.md, the IR model).
 
     python benchmarks/count_model_instructions.py [--bundle out/samples.irscope] [--json FILE]
 

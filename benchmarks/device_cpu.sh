@@ -1,6 +1,6 @@
 #!/bin/bash
 # The CPU benchmarks on the device machine (the H200 host's CPU: 16 cores, quiet),
-# for a second opinion on the dev VM's figures (docs/benchmarks.md, session 6).
+# for a second opinion on the dev VM's figures (docs/benchmarks.md, "device CPU").
 # Results go to $OUT; docs/data/device-cpu/ holds the last ones.
 #
 # The device has Triton and torch but no network and no tritonparse, and it sets

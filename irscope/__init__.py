@@ -12,7 +12,7 @@ capture sits beside the views: it writes bundles and nothing reads through it.
 
 __version__ = "0.1.0"
 
-_CORE = ("Bundle", "Capture", "ErasedOps", "FORMATS", "IRFile", "Occupancy", "OpLinks", "OpOrigin", "Pass",
+_CORE = ("Bundle", "Capture", "CaptureSummary", "Target", "Variant", "ErasedOps", "FORMATS", "IRFile", "Occupancy", "OpLinks", "OpOrigin", "Pass",
          "PassRef", "Resources", "Run", "Source", "Stage", "StageOrigins", "parse_text", "read_ir_file")
 __all__ = ["open", "__version__", *_CORE]
 

@@ -85,12 +85,12 @@ def test_passes_timeline(bundle):
     every = cap.passes()
     assert [p.index for p in every] == list(range(len(every)))
     changed = cap.passes(stage="ttgir", changed=True)
-    assert changed and all(p.stage == "ttgir" and p.changes.changed for p in changed)
+    assert changed and all(p.stage == "ttgir" and p.step.changed for p in changed)
     assert [p.index for p in changed] == [p.index for p in every if p.stage == "ttgir" and p.changed]
     p = changed[0]
     assert p.text == run_cli("cat", BUNDLE, "matmul_kernel", "--pass", p.index, check=True).stdout
     ops = [op for op in p.module.ops() if op.name != "<unknown>" and not op.name.startswith(("tt.func", "module"))]
-    assert len(ops) >= p.changes.ops_before > 0
+    assert len(ops) >= p.step.ops_before > 0
     cli = json.loads(run_cli("passes", BUNDLE, "matmul_kernel", "--json", check=True).stdout)
     assert cli == [q.to_json() for q in every]
     with pytest.raises(IrscopeError, match="pass snapshots"):

@@ -320,7 +320,7 @@ def test_pair_summary_of_two_configs(caps):
     assert p2.pairs == () and len(p2.only_a) == 2 and len(p2.only_b) == 1
     s = summarise_pair(p.pairs[0])
     assert (s.registers.before, s.registers.after) == (207, 174)
-    assert (s.occupancy.before, s.occupancy.after) == ("1x8w registers", "2x4w registers")
+    assert (s.occupancy.before, s.occupancy.after) == ("1x8w regs", "2x4w regs")
     assert [c.name for c in s.ops] == ["ttir", "ttgir", "llir", "ptx", "sass"]
     mma = next(c for c in s.instructions if c.name == "sass.mma")
     assert (mma.before, mma.after) == (4, 4) and s.changed

@@ -162,7 +162,7 @@ def test_pipeline_graph(bundle, matmul):
     assert [a["index"] for a in nodes.values()] == [p.index for p in passes]
     for p in passes:
         a = nodes[f"pass{p.index}"]
-        assert a["cluster"] == f"stage:{p.stage}" and a["added"] == p.changes.added
+        assert a["cluster"] == f"stage:{p.stage}" and a["added"] == p.step.counts.added
         assert (a["fill"] == GREY_FILL) == (not p.changed)
     order = [n for n in nx.topological_sort(g.graph) if n in nodes]
     assert order == [f"pass{p.index}" for p in passes]  # one chain, in pass order

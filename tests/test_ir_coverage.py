@@ -9,8 +9,8 @@ from pathlib import Path
 from irscope import text_guard
 import pytest
 
-from irscope.ir import (STAGES, Frame, Location, ParseCache, parse_snapshots, parse_stage,
-                        split_pass_dump, stage_for_extension, stage_info)
+from irscope.compiler.stages import STAGES, for_extension
+from irscope.ir import Frame, Location, ParseCache, parse_snapshots, parse_stage, split_pass_dump
 
 DATA = Path(__file__).parent / "data" / "ir"
 STAGE_FILES = sorted(p for p in DATA.glob("*/*/*") if p.suffix[1:] in STAGES)
@@ -48,17 +48,19 @@ def test_pass_dump_coverage(path):
 
 
 def test_registry():
-    assert list(STAGES) == ["ttir", "ttgir", "llir", "ptx", "sass", "mlir"]
-    info = stage_info("ttgir")
+    parsed = [s.name for s in STAGES.values() if s.parsed and s.base is None]
+    assert parsed == ["ttir", "ttgir", "llir", "ptx", "sass", "mlir"]
+    info = STAGES["ttgir"]
     assert (info.extension, info.family, info.display_name) == (".ttgir", "mlir",
                                                                 "Triton GPU IR")
-    assert stage_for_extension("ptx") is STAGES["ptx"]
-    assert stage_for_extension(".cubin") is None
+    assert for_extension("ptx") is STAGES["ptx"]
+    assert for_extension(".cubin") is None
     with pytest.raises(ValueError):
-        stage_info("amdgcn")
+        parse_stage("amdgcn", "")
     with pytest.raises(ValueError):
         parse_stage("nope", "")
     assert parse_stage("mlir", "").coverage == 1.0
+    assert parse_stage("ptx_ttgirloc", "").stage == "ptx"
 
 
 def test_user_frame():

@@ -2,14 +2,21 @@
 never needs Triton, torch, a GPU or the capture code."""
 
 import ast
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PKG = Path(__file__).resolve().parent.parent / "irscope"
-# A module may import its own layer and lower ones. capture sits above the core
-# (it writes bundles through the store and reads nothing through the views); the
-# views sit on top, the command line last (it starts all the others).
+ROOT = PKG.parent
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+# The layer order, top last, as pyproject.toml's import-linter contracts hold it
+# (lint-imports checks every import: module-level, lazy and relative). capture sits
+# above the core (it writes bundles through the store and reads nothing through the
+# views); the views sit on top, the command line last (it starts all the others).
 ORDER = ["errors", "text_guard", "compiler", "store", "ir", "irdiff", "link", "core", "diff", "capture", "export", "tui", "cli"]
 
 # Importing these is all any viewing command needs.
@@ -44,11 +51,27 @@ def test_core_imports_no_rich_or_textual():
     assert _fresh_modules(imports, "m.split('.')[0] in ('rich', 'textual')") == []
 
 
-def _layer(module: str) -> str | None:
-    parts = module.split(".")
-    if parts[0] != "irscope" or len(parts) < 2:
-        return None
-    return parts[1] if parts[1] in ORDER else None
+def _lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """``lint-imports`` on the package and pyproject.toml under ``root``."""
+    assert LINT_IMPORTS.exists(), "lint-imports is missing: install the test extra (pip install -e '.[test]')"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=root, env=env, capture_output=True, text=True)
+
+
+def test_import_contracts_are_kept():
+    p = _lint_imports(ROOT)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "0 broken" in p.stdout
+
+
+def test_the_contracts_follow_the_layer_order():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = next(c for c in config["contracts"] if c["type"] == "layers")
+    flat = [name for layer in reversed(layers["layers"]) for name in sorted(n.strip() for n in layer.split("|"))]
+    assert flat == ["errors", "text_guard", "compiler", "store", "ir", "irdiff", "link", "core", "diff", "capture",
+                    "export", "tui", "cli"] == ORDER
+    assert layers.get("exhaustive") is True  # a new top-level module must be given a layer
 
 
 def test_every_module_has_a_layer():
@@ -58,24 +81,41 @@ def test_every_module_has_a_layer():
     assert loose == [] and folders == []
 
 
-def test_lower_layers_never_import_upper_ones():
-    violations = []
-    for path in PKG.rglob("*.py"):
-        rel = path.relative_to(PKG.parent).with_suffix("")
-        own = _layer(".".join(rel.parts))
-        if own is None:
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            for name in names:
-                other = _layer(name)
-                if other and ORDER.index(other) > ORDER.index(own):
-                    violations.append(f"{rel}: imports {name}")
-    assert not violations, violations
+# Each breaks one contract (named by the start of its name), written the ways a
+# hand-written AST check misses: inside a function (lazy), relative, or through a
+# module in between.
+VIOLATIONS = [
+    ("Data flows one way", "core/_probe.py", "def f():\n    from ..tui import app  # lazy and relative\n"),
+    ("The core (and", "ir/_probe.py", "def f():\n    import rich.text\n"),
+    ("The core (and", "link/_probe.py", "def f():\n    from irscope.tui.widgets import ir_view  # Rich, through the app\n"),
+    ("Viewing never imports", "export/_probe.py", "def f():\n    from irscope.capture import session\n"),
+    ("Viewing never imports", "tui/_probe.py", "def f():\n    import torch\n"),
+    ("Only the app imports", "export/_probe.py", "from textual.widgets import Static\n"),
+]
+
+
+@pytest.fixture(scope="module")
+def tree_copy(tmp_path_factory):
+    """The package and its pyproject.toml, copied where a probe can be added."""
+    root = tmp_path_factory.mktemp("layers")
+    shutil.copytree(PKG, root / "irscope", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+@pytest.mark.parametrize("contract, rel, code", VIOLATIONS, ids=[v[1] for v in VIOLATIONS])
+def test_a_broken_contract_fails(tree_copy, contract, rel, code):
+    probe = tree_copy / "irscope" / rel
+    probe.write_text(code)
+    try:
+        p = _lint_imports(tree_copy)
+    finally:
+        probe.unlink()
+    assert p.returncode != 0, p.stdout + p.stderr
+    broken = next(line for line in p.stdout.splitlines() if line.startswith(contract))
+    kept_or_broken = p.stdout[p.stdout.index(broken):].split("KEPT")[0]
+    assert "BROKEN" in kept_or_broken, p.stdout  # that contract, not another one
+    assert "irscope." + rel.replace("/", ".").removesuffix(".py") in p.stdout
 
 
 def test_child_hook_is_stdlib_only():

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from irscope import text_guard
+
 from irscope.ir.layouts import (
     AmdMfmaEncoding,
     AmdWmmaEncoding,
@@ -494,15 +496,19 @@ def test_shared_errors_are_layout_errors():
 
 
 # -------------------------------------------------------- never raises
+# decode_encoding's guard turns any exception into an UnknownEncoding, so outside the
+# strict mode "never raises" holds whatever the decoder does. These tests run it
+# strict: a decoder bug raises here instead of passing as a layout it did not know.
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200))
 def test_decode_never_raises_on_random_text(text):
-    enc = decode_encoding(text)
-    assert isinstance(enc, Encoding)
-    if not text.strip().startswith("#"):
-        assert isinstance(enc, UnknownEncoding) and enc.reason
-    enc.describe()
-    enc.fields()
+    with text_guard.strict():
+        enc = decode_encoding(text)
+        assert isinstance(enc, Encoding)
+        if not text.strip().startswith("#"):
+            assert isinstance(enc, UnknownEncoding) and enc.reason
+        enc.describe()
+        enc.fields()
 
 
 VALID_TEXTS = sorted({e["encoding"] for e in SAMPLES})
@@ -512,10 +518,30 @@ VALID_TEXTS = sorted({e["encoding"] for e in SAMPLES})
 @given(st.sampled_from(VALID_TEXTS), st.integers(0, 400), st.integers(0, 400), st.text(max_size=5))
 def test_decode_never_raises_on_mangled_layouts(text, cut, cut2, junk):
     lo, hi = sorted((cut % (len(text) + 1), cut2 % (len(text) + 1)))
-    for mangled in (text[:lo], text[:lo] + junk + text[hi:], text[lo:], text.replace("[", junk)):
-        enc = decode_encoding(mangled, {"#x": mangled})
-        assert isinstance(enc, Encoding)
-        enc.describe()
+    with text_guard.strict():
+        assert not isinstance(decode_encoding(text, {"#x": text}), UnknownEncoding)  # the unmangled text decodes
+        for mangled in (text[:lo], text[:lo] + junk + text[hi:], text[lo:], text.replace("[", junk)):
+            for aliases in (None, {"#x": mangled}):
+                enc = decode_encoding(mangled, aliases)
+                assert isinstance(enc, Encoding)
+                if isinstance(enc, UnknownEncoding):
+                    assert enc.reason and enc.raw == mangled
+                enc.describe()
+                enc.fields()
+
+
+def test_a_decoder_bug_raises_in_the_strict_mode_only(monkeypatch):
+    from irscope.ir.layouts import decode
+
+    def bug(*args):
+        raise IndexError("a decoder bug")
+
+    monkeypatch.setattr(decode, "_decode_cached", bug)
+    text = VALID_TEXTS[0]
+    enc = decode_encoding(text)
+    assert isinstance(enc, UnknownEncoding) and enc.raw == text and enc.reason == "could not decode"
+    with text_guard.strict(), pytest.raises(IndexError):
+        decode_encoding(text)
 
 
 @pytest.mark.parametrize("text", [

@@ -19,7 +19,7 @@ import pytest
 
 import irscope
 from conftest import DATA, irscope as irscope_cli
-from irscope.diff.compare import step_passes
+from irscope.core.summary import LIMIT_ABBREV
 from irscope.export.report import MARKER, build_report
 from irscope.export.report.embed import script_json, unpack
 from irscope.store.bundle import Bundle
@@ -143,7 +143,7 @@ def test_index_lists_every_capture_with_its_metadata(report):
             assert f"<td>{r.registers}</td>" in row and f"<td>{r.num_warps}</td>" in row
             assert f"<td>{c.options['num_stages']}</td>" in row
             occ = c.occupancy
-            assert f"{occ.blocks_per_sm}x{occ.warps_per_sm // occ.blocks_per_sm}w {occ.limited_by}" in row
+            assert f"<td>{occ.blocks_per_sm}x{occ.num_warps}w {LIMIT_ABBREV[occ.limited_by]}</td>" in row
     marker = json.loads((report / MARKER).read_text())
     assert marker["generator"] == "irscope report" and len(marker["pages"]) == len(caps) + 1
 
@@ -189,7 +189,7 @@ def test_pass_timeline_holds_every_pass_and_each_changed_pass_diff(report):
         core = cap.passes()
         assert [p["name"] for p in passes] == [p.name for p in core]
         assert [p["changed"] for p in passes] == [p.changed for p in core]
-        steps = {i: d for i, _, d in step_passes(cap)}
+        steps = {s.index: s.diff for s in cap.pass_steps() if s.diff is not None}
         assert steps
         for p in passes:
             d = steps.get(p["index"])

@@ -456,13 +456,13 @@ async def test_80x24_stacks_the_panes():
 @run_async
 async def test_a_slow_bundle_read_does_not_block_input(monkeypatch):
     release = threading.Event()
-    real = loading.browser_rows
+    real = screen_data.browser_rows
 
     def slow_rows(bundle):
         assert release.wait(30), "the test never released the read"
         return real(bundle)
 
-    monkeypatch.setattr(loading, "browser_rows", slow_rows)
+    monkeypatch.setattr(screen_data, "browser_rows", slow_rows)
     app = new_app()
     try:
         async with app.run_test(size=SIZE) as pilot:

@@ -11,7 +11,7 @@ from irscope.irdiff.engine import diff_modules
 from irscope.irdiff.model import REMOVED
 from irscope.tui.app import make_app
 from irscope.tui.screens.diff import DiffScreen
-from irscope.tui.screens.pass_steps import Side, pass_steps, sides
+from irscope.compiler.pass_order import Side
 from irscope.tui.screens.passes import PassStepperScreen
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.pass_timeline import PassTimeline
@@ -71,21 +71,21 @@ async def settle(pilot, app):
 
 def test_sides_follow_the_timeline_rule(matmul):
     cap, passes = matmul
-    steps = pass_steps(cap, "ttgir")
-    assert [s.pass_.index for s in steps] == [p.index for p in passes if p.stage == "ttgir"]
-    by_name = {s.pass_.name: s for s in steps}
+    steps = [s for s in cap.pass_steps() if s.stage == "ttgir"]
+    assert [s.index for s in steps] == [p.index for p in passes if p.stage == "ttgir"]
+    by_name = {s.name: s for s in steps}
     # the pipeliner's internal dumps compare with the snapshot just before them
     lower = by_name["LowerLoops"]
-    assert lower.before == Side(lower.pass_.index - 1) and lower.after == Side(lower.pass_.index)
+    assert lower.before == Side(lower.index - 1) and lower.after == Side(lower.index)
     # a "before" dump's result is the next non-internal snapshot: the pipeline pass
     # spans its two internal steps
     pipe = by_name["TritonGPUPipeline"]
-    assert pipe.after == Side(pipe.pass_.index + 3)
+    assert pipe.after == Side(pipe.index + 3)
     # the stage's last pass ends in the stage's own output
     assert steps[-1].after == Side(stage="ttgir")
     # the last MLIR pass of llir has no comparable "after" (its result is LLVM IR)
-    llir = [p for p in passes if p.stage == "llir"]
-    assert sides(cap, passes, llir[-1].index)[1] is None
+    llir = [s for s in cap.pass_steps() if s.stage == "llir"]
+    assert llir[-1].after is None
 
 
 @run_async

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from typing import Any
 
 from irscope.compiler.passdump import split_pass_dump
-from irscope.compiler.stages import BINARY_STAGES, EXACT_STAGES
+from irscope.compiler.stages import (AMDGCN, BINARY_STAGES, CUBIN, ERROR, EXACT_STAGES, JSON, KIND_LLVM, KIND_MIR,
+                                     KIND_MLIR, LLIR, LOG, PTX, SASS)
 from irscope.capture.timing import (assign_numbered_times, assign_times, parse_llvm_timing_reports,
                                     parse_timing_reports)
 from irscope.compiler.records import CapturedKernel, PassRecord, Resources
@@ -98,7 +100,7 @@ def _pass_record(seq: int, stage: str, snap) -> PassRecord:
     """A stream snapshot placed in the pipeline. LLVM's own anchors (a function
     name, or ``[module]``) become anchor 'function' / 'module' plus the name."""
     anchor, anchor_name = snap.anchor_op, snap.anchor_name
-    if snap.family != "mlir":
+    if snap.family != KIND_MLIR:
         anchor, anchor_name = ("module", "") if anchor_name in ("[module]", "") else ("function", anchor_name)
     if isinstance(snap, _DumpSnapshot):
         rec = _DumpPassRecord(seq, stage, snap.family, snap.kind, snap.pass_name, snap.argument, snap.options,
@@ -161,17 +163,23 @@ class _DumpPassRecord(PassRecord):
     writer reads it once); assigning ``text`` makes it an ordinary one."""
 
     __slots__ = ("_dump", "_spans")
+    _dump: _DumpFile | None
+    _spans: tuple[tuple[int, int], ...]
 
     @property
     def text(self) -> str:
         if self._dump is None:
-            return PassRecord.text.__get__(self)
+            return _RECORD_TEXT.__get__(self)
         return self._dump.text(self._spans)
 
     @text.setter
     def text(self, value: str) -> None:
-        PassRecord.text.__set__(self, value)
+        _RECORD_TEXT.__set__(self, value)
         self._dump = None
+
+
+# PassRecord's own ``text`` slot, which the property above shadows.
+_RECORD_TEXT: Any = vars(PassRecord)["text"]
 
 
 class _DumpSnapshot:
@@ -292,13 +300,13 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         if stray:
             logs.append(stray)
         stage_passes = [_pass_record(len(passes) + i, st["stage"], snap) for i, snap in enumerate(dumped)]
-        mlir = [p for p in stage_passes if p.kind == "mlir"]
+        mlir = [p for p in stage_passes if p.kind == KIND_MLIR]
         for report in parse_timing_reports(stray):
             nested = [p.anchor not in ("builtin.module", "") for p in mlir]
             for p, secs in zip(mlir, assign_times([p.name for p in mlir], report, nested)):
                 if secs is not None and p.seconds is None:
                     p.seconds = secs
-        legacy = [p for p in stage_passes if p.kind in ("llvm", "mir")]
+        legacy = [p for p in stage_passes if p.kind in (KIND_LLVM, KIND_MIR)]
         llvm_reports = parse_llvm_timing_reports(stray) if legacy else []
         for p, secs in zip(legacy, assign_numbered_times([p.name for p in legacy], llvm_reports)):
             if secs is not None and p.seconds is None:
@@ -316,12 +324,12 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
                 data = f.read()
         except OSError:
             continue
-        if ext == "json":
+        if ext == JSON:
             try:
                 metadata = json.loads(data)
             except ValueError:
                 pass
-            stages["json"] = data.decode("utf-8", "replace")
+            stages[JSON] = data.decode("utf-8", "replace")
         elif ext in BINARY_STAGES:
             stages[ext] = data
         else:
@@ -335,41 +343,44 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
     for fname, path in (exact.get("files") or {}).items():
         ext = fname.rsplit(".", 1)[-1]
         # The USE_IR_LOC=ttgir compile (--exact-links): its SASS comes from its cubin.
-        if ext in ("llir", "ptx", "cubin"):
+        if ext in (LLIR, PTX, CUBIN):
             try:
                 with open(path, "rb") as f:
                     data = f.read()
             except OSError:
                 notes.append(f"exact-link stage {ext} unreadable")
                 continue
-            if ext == "cubin":
+            if ext == CUBIN:
                 exact_cubin = data
             else:
                 stages[EXACT_STAGES[ext]] = data.decode("utf-8", "replace")
     target = meta.get("target") or ""
     resources = Resources()
     options = meta.get("options") or {}
-    if run_tools and "cubin" in stages:
-        sass, note = sass_with_lines(meta.get("tools_dir"), stages["cubin"])
+    cubin, ptx = stages.get(CUBIN), stages.get(PTX)
+    ptx_text = ptx if isinstance(ptx, str) else None
+    if run_tools and isinstance(cubin, bytes):  # (a binary stage: bytes whenever present)
+        sass, note = sass_with_lines(meta.get("tools_dir"), cubin)
         if sass is not None:
-            stages["sass"] = sass
+            stages[SASS] = sass
         else:
             notes.append(f"no SASS: {note}")
         if exact_cubin is not None:
             # SASS whose //## File markers are TTGIR lines: exact TTGIR -> SASS links.
             exact_sass, _ = sass_with_lines(meta.get("tools_dir"), exact_cubin)
             if exact_sass is not None:
-                stages["sass_ttgirloc"] = exact_sass
+                stages[EXACT_STAGES[SASS]] = exact_sass
         arch = int(target[3:]) if target.startswith("sm_") and target[3:].isdigit() else 90
-        resources = resources_from_binary(meta.get("tools_dir"), stages["cubin"], stages.get("ptx"), arch, options)
+        resources = resources_from_binary(meta.get("tools_dir"), cubin, ptx_text, arch, options)
         notes.extend(resources.notes)
     if target.startswith("gfx"):
         notes.append("AMD target: no SASS (NVIDIA only); registers and spills read from the AMDGCN assembly")
-        resources = amdgcn_resources(stages.get("amdgcn") or "")
+        amdgcn = stages.get(AMDGCN)
+        resources = amdgcn_resources(amdgcn if isinstance(amdgcn, str) else "")
     if resources.shared is None and metadata.get("shared") is not None:
         resources.shared = metadata["shared"]
-    if isinstance(stages.get("ptx"), str):
-        resources.shared_static = static_shared_bytes(stages["ptx"])
+    if ptx_text is not None:
+        resources.shared_static = static_shared_bytes(ptx_text)
 
     error = meta.get("error")
     failed_stage = failed_pass = None
@@ -392,11 +403,11 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         logs.append("\n" + printed)
     error_detail = (error.get("message", "") + "\n\n" + error.get("traceback", "")).strip() + "\n" if error else None
     if error_detail:
-        stages["error"] = error_detail  # `irscope cat BUNDLE KERNEL --stage error`
+        stages[ERROR] = error_detail  # `irscope cat BUNDLE KERNEL --stage error`
     log = "".join(logs)
     if log.strip():
         # Kept as a stage so it is compressed and deduplicated like the IR.
-        stages["log"] = log
+        stages[LOG] = log
     return CapturedKernel(
         kernel=meta.get("kernel") or "<unknown>",
         file=meta.get("file"),
@@ -512,7 +523,7 @@ def read_unfinished_record(record_dir: str, kind: str, signal_name: str | None =
     if dropped:
         detail += f"(the pass dumps of the interrupted stage {stage_name}, {dropped} bytes, were not kept)\n"
     kernel.error_detail = detail
-    kernel.stages["error"] = detail
+    kernel.stages[ERROR] = detail
     if running is None:
         kernel.failed_stage = stage_name
     return kernel

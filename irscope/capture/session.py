@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import irscope
-from irscope.capture.child.irscope_fake_driver import parse_target
 from irscope.capture.ingest import read_record
 from irscope.compiler.records import CapturedKernel, RunInfo
 from irscope.errors import IrscopeError
@@ -69,19 +68,6 @@ class TargetOutcome:
     signal: int | None = None  # the signal that ended the child (SIGKILL, SIGABRT...), if one did
     hook_ran: bool = False  # the child's bootstrap reported (process.json): it was a Python with Triton
     recovered: int = 0  # compiles the child died in, kept as failed captures
-
-
-def normalise_target(text: str) -> str:
-    """Validate a ``--target`` and give its canonical name (sm_90, gfx942)."""
-    try:
-        backend, arch, _ = parse_target(text)
-    except ValueError as exc:
-        raise IrscopeError(str(exc)) from None
-    if backend == "cuda":
-        if arch < 50 or arch > 130:
-            raise IrscopeError(f"unknown target {text!r}: NVIDIA targets run from sm_50 to sm_121")
-        return f"sm_{arch}"
-    return str(arch)
 
 
 def check_python(python: str | None) -> str:
@@ -160,7 +146,7 @@ def clean_stale_spools(tmp: str | None = None) -> list[str]:
     """Remove the spools of irscope runs that died without cleaning up (``kill -9``):
     folders named with an owner pid that no longer runs. Returns what was removed."""
     tmp = tmp or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(tmp)
     except OSError:
@@ -256,7 +242,8 @@ def run_capture(
     for sig in previous:
         signal.signal(sig, _on_stop)
     try:
-        for target in req.targets or [None]:
+        targets: list[str | None] = list(req.targets) or [None]  # none named: the child picks
+        for target in targets:
             if stopper.requested:  # Ctrl-C between two targets' children
                 if outcomes:
                     outcomes[-1].interrupted = True
@@ -338,6 +325,8 @@ def _wait(proc: subprocess.Popen, seconds: float) -> bool:
 
 def signal_name(signum: int | None) -> str:
     """``SIGKILL`` for 9."""
+    if signum is None:
+        return f"signal {signum}"
     try:
         return signal.Signals(signum).name
     except (ValueError, TypeError):

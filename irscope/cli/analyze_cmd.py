@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -12,8 +13,8 @@ import irscope
 from irscope.cli.render import stdout_console
 from irscope.core import Capture
 from irscope.errors import IrscopeError
-from irscope.link.provenance import PassChange
-from irscope.compiler.stages import LOWERING
+from irscope.core.pass_steps import PassStep
+from irscope.compiler.stages import LLIR, LOWERING
 
 
 def main(args) -> int:
@@ -35,7 +36,7 @@ def _origins(cap: Capture, as_json: bool, stage: str | None = None) -> int:
     if stage:
         if stage not in out:
             raise IrscopeError(f"--origins covers the final {', '.join(out) or 'no stage'} of {cap.title()}, "
-                               f"not {stage!r}" + ("" if "llir" in out else " (llir needs a capture with --llvm-passes)"))
+                               f"not {stage!r}" + ("" if LLIR in out else " (llir needs a capture with --llvm-passes)"))
         out = {stage: out[stage]}
     if as_json:
         print(json.dumps({"kernel": cap.kernel, "variant": cap.variant, "target": cap.target,
@@ -44,11 +45,12 @@ def _origins(cap: Capture, as_json: bool, stage: str | None = None) -> int:
     console = stdout_console()
     for stage, data in out.items():
         t = Table(header_style="bold", title=Text(f"{cap.title()}: final {stage}, op by op"))
-        for col in ("line", "op", "made by pass"):
+        for col in ("line", "op", "made by pass", "last changed by"):
             t.add_column(col)
         for op in data.ops:
             by = op.introduced_by
-            t.add_row(str(op.line), Text(op.text[:110]), Text(str(by)) if by else Text("(input of the stage)", style="dim"))
+            t.add_row(str(op.line), Text(op.text[:110]), Text(str(by)) if by else Text("(input of the stage)", style="dim"),
+                      Text(str(op.changed_by)) if op.changed_by else Text(""))
         console.print(t)
         if data.erased:
             console.print(f"erased during {stage} (made by -> erased by):", style="bold", markup=False)
@@ -84,46 +86,52 @@ def _passes(cap: Capture, args) -> int:
         stage_seconds = json.loads(stage_seconds)
     count = f"{len(shown)} of {len(every)} passes" if len(shown) != len(every) else f"{len(every)} passes"
     t = Table(header_style="bold", title=Text(f"{cap.title()}: {count}"))
-    for col, just in (("#", "right"), ("stage", "left"), ("pass", "left"), ("argument", "left"),
-                      ("changed", "left"), ("+add", "right"), ("-rm", "right"), ("~mod", "right"),
-                      ("ops", "right"), ("time", "right"), ("top dialects", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("#", "right"), ("stage", "left"), ("pass", "left"), ("argument", "left"), ("changed", "left"),
+        ("+add", "right"), ("-rm", "right"), ("~mod", "right"), (">mv", "right"), ("ops", "right"),
+        ("time", "right"), ("top dialects", "left"))
+    for col, just in columns:
         t.add_column(col, justify=just)
     prev_stage = None
     for p in shown:
-        c = p.changes
-        if prev_stage is not None and c.stage != prev_stage:
+        s = p.step
+        if prev_stage is not None and s.stage != prev_stage:
             t.add_section()
-        prev_stage = c.stage
-        if not c.after_known:
+        prev_stage = s.stage
+        if not s.after_known:
             status = Text("?", style="dim")
-        elif c.changed:
+        elif s.changed:
             status = Text("changed", style="bold yellow")
         else:
             status = Text("-", style="dim")
-        dialects = ", ".join(f"{d} {n}" for d, n in list(c.ops_by_dialect.items())[:4])
-        name = ("  ↳ " if c.internal else "") + c.name
-        t.add_row(str(c.index), Text(c.stage), Text(name), Text(c.argument or ""), status,
-                  _count(c.added, "green", c), _count(c.removed, "red", c), _count(c.modified, "cyan", c),
-                  str(c.ops_after) if c.after_known else "", _ms(p.seconds), Text(dialects))
+        c = s.counts
+        dialects = ", ".join(f"{d} {n}" for d, n in list(s.forms.ops_by_dialect.items())[:4])
+        name = "  " * s.depth + ("↳ " if s.depth else "") + s.name
+        t.add_row(str(s.index), Text(s.stage), Text(name), Text(s.argument or ""), status,
+                  _count(c.added, "green", s), _count(c.removed, "red", s), _count(c.changed, "cyan", s),
+                  _count(c.moved, "blue", s), str(s.ops_after) if s.after_known else "", _ms(p.seconds),
+                  Text(dialects))
     console = stdout_console()
     console.print(t)
     for stage in stages:
         if args.stage and stage != args.stage:
             continue
-        of = [p.changes for p in every if p.stage == stage and not p.changes.internal]
+        of = [p.step for p in every if p.stage == stage and p.step.top_level]
         n_changed = sum(1 for c in of if c.changed)
         secs = stage_seconds.get(stage)
         time_txt = f", {secs:.3f} s for the stage" if isinstance(secs, (int, float)) else ""
         console.print(f"{stage}: {len(of)} passes, {n_changed} changed the IR{time_txt}", highlight=False, markup=False)
-    console.print("time: MLIR's and LLVM's pass timing reports (empty where no report names the pass: the "
+    console.print("+add -rm ~mod >mv: ops the structural diff of the IR before and after the pass finds added, "
+                  "removed, changed and moved; ↳ = a pass run inside the one above it (not in the sums). "
+                  "time: MLIR's and LLVM's pass timing reports (empty where no report names the pass: the "
                   "2nd..nth run of a nested pass, the llir stage's LLVM passes); '?' = the IR on one side of "
                   "the pass was not printed in a comparable form.", style="dim", highlight=False)
     return 0
 
 
-def _count(n: int, style: str, c: PassChange) -> Text:
+def _count(n: int, style: str, s: PassStep) -> Text:
     """A count cell: blank when zero or unknown."""
-    if not c.after_known or not n:
+    if not s.after_known or not n:
         return Text("")
     return Text(str(n), style=style)
 
@@ -155,12 +163,17 @@ def _show(cap: Capture, args) -> int:
               for s, ops in found.items()}
     source = cap.source.line(args.line)
     file = cap.row.file
+    unit = found.statement  # the ops are those of every line of the line's statement
+    lines = [cap.source.line(n) for n in unit.lines]
     if args.json:
         print(json.dumps({"kernel": cap.kernel, "file": file, "line": args.line, "source": source,
-                          "stages": stages}, indent=2))
+                          **unit.to_json(), "statement_source": lines, "stages": stages}, indent=2))
         return 0
     console = stdout_console()
-    console.print(Text(f"{file}:{args.line}", style="bold") + Text("  " + (source or "(source not available)").strip()))
+    console.print(Text(f"{file}:{unit.label()}", style="bold") + Text("  " + (lines[0] or "(source not available)").strip()))
+    for n, text in zip(unit.lines[1:], lines[1:]):
+        console.print(Text(f"{n:>{len(f'{file}:{unit.label()}')}}", style="dim") + Text("  " + (text or "").strip()),
+                      no_wrap=True, overflow="ellipsis", crop=True)
     every = getattr(args, "all", False)
     if not every:  # the summary: one line per stage
         for stage, ops in stages.items():
@@ -177,7 +190,7 @@ def _show(cap: Capture, args) -> int:
             more = f", the first {len(shown)}" if len(shown) < len(ops) else ""
             console.print(Text(f"{stage} ({_ops(len(ops))}{more}):", style="bold cyan"))
         for op in shown:
-            line = Text(f"  {op['line']:>5}  ", style="dim") + Text(op["text"])
+            line = Text(f"  {op['line']:>5}  ", style="dim") + Text(str(op["text"]))
             if every:
                 console.print(line, soft_wrap=True)
             else:

@@ -9,11 +9,12 @@ from rich.text import Text
 
 from irscope.cli.diff_render import aligned_diff, print_comparison
 from irscope.cli.render import stdout_console
-from irscope.diff.compare import compare_captures, compare_files, compare_passes, step_passes
+from irscope.diff.compare import compare_captures, compare_files, compare_passes
 from irscope.diff.matrix import group_by, matrix, pick_sides
 from irscope.diff.bundles import compare_pairs
 from irscope.diff.pairing import pair_captures
 from irscope.diff.sides import Side, close_sides, open_side
+from irscope.compiler.stages import SASS, TTGIR
 from irscope.errors import IrscopeError
 
 
@@ -110,6 +111,9 @@ def _tui(cmp, a, b, passes: bool) -> int:
 def _capture(side: Side):
     if side.capture is not None:
         return side.capture
+    if side.bundle is None:
+        raise IrscopeError(f"{side.spec} is an IR file, not a capture: this comparison takes captures "
+                           "(BUNDLE:KERNEL[@TARGET][#VARIANT])")
     caps = side.bundle.captures()
     if len(caps) != 1:
         raise IrscopeError(f"{side.spec} holds {len(caps)} captures: name one (BUNDLE:KERNEL[@TARGET][#VARIANT]), "
@@ -119,6 +123,7 @@ def _capture(side: Side):
 
 def _bundles(args, a: Side, b: Side) -> int:
     """Two whole bundles: kernels paired, one summary row per pair."""
+    assert a.bundle is not None and b.bundle is not None  # whole bundles: checked by _dispatch
     pairing = pair_captures(a.bundle.captures(), b.bundle.captures())
     if args.jobs is not None and args.jobs < 1:
         raise IrscopeError(f"--jobs {args.jobs}: give 1 or more")
@@ -141,12 +146,12 @@ def _bundles(args, a: Side, b: Side) -> int:
         ops = {x.name: x for x in r.ops}
         ir = ", ".join(f"{s} {n}" for s, n in c.items() if n) or "none"
         t.add_row(Text(r.kernel), Text(r.variant), Text(r.target), _delta(r.registers), _delta(r.spills),
-                  _delta(r.shared), _delta(r.occupancy), _delta(ops.get("ttgir")), _delta(ops.get("sass")),
+                  _delta(r.shared), _delta(r.occupancy), _delta(ops.get(TTGIR)), _delta(ops.get(SASS)),
                   Text(ir, style="yellow" if ir != "none" else "dim"), Text(", ".join(r.differs)))
     console.print(t)
     for label, caps in (("only in A", pairing.only_a), ("only in B", pairing.only_b)):
-        for c in caps:
-            console.print(Text(f"{label}: ", style="yellow") + Text(c.title()))
+        for cap in caps:
+            console.print(Text(f"{label}: ", style="yellow") + Text(cap.title()))
     return 0
 
 
@@ -170,6 +175,7 @@ def _matrix(args, sides: list[Side]) -> int:
 
 
 def _by(args, side: Side) -> int:
+    assert side.bundle is not None  # checked by _dispatch
     groups = group_by(side.bundle.captures(), args.by)
     if len(groups) < 2:
         raise IrscopeError(f"{side.spec} has one {args.by} only ({', '.join(groups) or 'none'}): nothing to compare")
@@ -207,18 +213,29 @@ def _print_matrix(args, m) -> int:
 
 
 def _passes(args, side: Side, limit) -> int:
-    steps = step_passes(side.capture, stage=args.stage[0] if args.stage else None)
-    passes = side.capture.passes()
+    cap = side.capture
+    if cap is None:  # _dispatch lets only a capture through
+        raise IrscopeError("--passes takes one capture: BUNDLE[:KERNEL][@TARGET][#VARIANT]")
+    # The core's pass steps: the same sides and counts as `irscope passes` (matched by index).
+    stage = args.stage[0] if args.stage else None
+    steps = [s for s in cap.pass_steps() if (stage is None or s.stage == stage) and s.diff is not None]
     if args.json:
-        print(json.dumps([{"pass": i, "name": passes[i].name, "stage": passes[i].stage, "next": j,
-                           "diff": d.to_json()} for i, j, d in steps], indent=2))
+        print(json.dumps([{"pass": s.index, "index": s.index, "name": s.name, "stage": s.stage,
+                           "next": s.after.pass_index if s.after else None, "snapshot": s.snapshot,
+                           "before": s.before.to_json() if s.before else None,
+                           "after": s.after.to_json() if s.after else None,
+                           "parent": s.parent, "depth": s.depth, "diff": s.diff.to_json() if s.diff else None}
+                          for s in steps], indent=2))
         return 0
     console = stdout_console()
-    console.print(Text(side.capture.title(), style="bold") + Text(f": {len(steps)} pass(es) changed the IR"))
-    for i, j, d in steps:
-        p = passes[i]
-        console.print(Text(f"── #{i} {p.stage} ", style="bold cyan") + Text(p.name) + Text(
-            f"  {d.added} added, {d.removed} removed, {d.moved} moved, {d.changed} changed", style="dim"))
+    console.print(Text(cap.title(), style="bold") + Text(f": {len(steps)} pass(es) changed the IR"))
+    for s in steps:
+        d = s.diff
+        if d is None:
+            continue
+        where = f"  ({s.before.label if s.before else '?'} -> {s.after.label if s.after else '?'})"
+        console.print(Text(f"── {'  ' * s.depth}#{s.index} {s.stage} ", style="bold cyan") + Text(s.name) + Text(
+            f"  {d.added} added, {d.removed} removed, {d.moved} moved, {d.changed} changed" + where, style="dim"))
         if d.identical:
             console.print(Text("    no op changed: the text differs only in locations, names or spacing",
                                style="dim"))

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from irscope.compiler.stages import SOURCE
 from irscope.diff.compare import Comparison
 from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, StageDiff
 
@@ -96,7 +97,7 @@ def lines_table(cmp: Comparison, limit: int = 30) -> Table | None:
     stages = [c.name for c in cmp.lines[0].counts]
     t = Table(title=Text("Python lines whose op counts changed"), header_style="bold", title_justify="left")
     t.add_column("line", justify="right")
-    t.add_column("source", overflow="ellipsis", no_wrap=True, max_width=48)
+    t.add_column(SOURCE, overflow="ellipsis", no_wrap=True, max_width=48)
     for s in stages:
         t.add_column(s, justify="right")
     for ln in cmp.lines[:limit]:
@@ -133,6 +134,7 @@ def aligned_diff(d: StageDiff, limit: int | None = 40) -> list[Text]:
             out.append(Text("  ") + Text(f"{c.after.line:>5} ", style="dim") + Text(c.after.text, style="green"))
         else:
             ref = c.after if c.after is not None else c.before
+            assert ref is not None  # a change has at least one side
             out.append(Text(f"{sym} ", style=style) + Text(f"{ref.line:>5} ", style="dim")
                        + Text(ref.text, style=style) + Text(f"  {where}", style="dim"))
         for det in c.details:

@@ -51,6 +51,7 @@ def _ls(bundle: Bundle, args) -> int:
 
 def _cat(bundle: Bundle, args) -> int:
     cap = bundle.capture(args.kernel, args.target, args.variant)
+    text: str | bytes
     if args.pass_index is not None:
         text = cap.pass_at(args.pass_index).text
     else:

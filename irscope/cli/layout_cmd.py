@@ -15,6 +15,8 @@ import json
 import os
 import sys
 
+from irscope.cli.flags import TARGET_HELP, VARIANT_HELP
+from irscope.compiler.stages import TTGIR
 from irscope.errors import IrscopeError
 
 FORMATS = ("svg", "png", "json", "dot")
@@ -33,10 +35,10 @@ def add_parser(sub) -> None:
     p.add_argument("kernel", metavar="KERNEL", nargs="?", help="with a bundle: kernel name (or a capture id like #3)")
     p.add_argument("--shape", metavar="SHAPE", help="with an encoding: the tensor shape, e.g. 64x64 or 128x64xf16 "
                    "(the element type sets the banks of shared layouts; default f16)")
-    p.add_argument("--stage", default="ttgir", help="with a bundle: the stage of the op (default ttgir)")
+    p.add_argument("--stage", default=TTGIR, help="with a bundle: the stage of the op (default ttgir)")
     p.add_argument("--op-line", type=int, metavar="N", help="with a bundle: the line of the op in that stage's text")
-    p.add_argument("--target", metavar="T", help="with a bundle: e.g. sm_90 (default: the kernel's first capture)")
-    p.add_argument("--variant", metavar="V", help="with a bundle: variant label, a unique prefix of one, or its index")
+    p.add_argument("--target", metavar="T", help="with a bundle: " + TARGET_HELP)
+    p.add_argument("--variant", metavar="V", help="with a bundle: " + VARIANT_HELP)
     p.add_argument("--format", choices=FORMATS, help="svg, png, json or dot (default: from -o's extension; "
                    "json on stdout without -o)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (replaced whole, never half-written)")

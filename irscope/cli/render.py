@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass
 
 from rich import box
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.cells import cell_len
 from rich.text import Text
 
-from irscope.core import Capture, Occupancy
-from irscope.compiler.stages import STAGES
+from irscope.core import Capture
+from irscope.core.selection import variant_index
+from irscope.core.variant import differing_fields as short_labels, variant_fields
+from irscope.compiler.stages import JSON, STAGES
 from irscope.compiler.units import human_bytes  # noqa: F401  (re-exported for the commands)
 
 PIPED_WIDTH = 200
@@ -26,52 +27,11 @@ def _num(v) -> str:
     return "-" if v is None else str(v)
 
 
-def occupancy_cell(occ: Occupancy | None) -> str:
-    """``2x8w regs``: resident blocks per SM, times warps per block, and what binds."""
-    if occ is None:
-        return "-"
-    per_block = occ.warps_per_sm // occ.blocks_per_sm if occ.blocks_per_sm else 0
-    return f"{occ.blocks_per_sm}x{per_block}w {LIMIT_ABBREV.get(occ.limited_by, occ.limited_by)}"
-
-
-LIMIT_ABBREV = {"registers": "regs", "shared": "smem", "warps": "warps", "blocks": "blocks"}
-
-
-_FIELD = re.compile(r",(?=[A-Za-z_][\w.]*=)")
-
-
-def variant_fields(label: str) -> list[str]:
-    """``'BLOCK=64,num_warps=4'`` -> ``['BLOCK=64', 'num_warps=4']`` (a value holding a
-    comma, like a tuple's ``(1, 2)``, stays whole: fields start at ``name=``)."""
-    return [f for f in _FIELD.split(label or "") if f]
-
-
-def short_labels(labels: list[str]) -> dict[str, list[str]]:
-    """Label -> its fields that differ between ``labels`` (one kernel's variants); a
-    field missing from some labels differs. A lone label keeps no field."""
-    split = {lab: variant_fields(lab) for lab in dict.fromkeys(labels)}
-    counts: dict[str, int] = {}
-    for fields in split.values():
-        for f in dict.fromkeys(fields):
-            counts[f] = counts.get(f, 0) + 1
-    n = len(split)
-    return {lab: [f for f in fields if counts[f] < n] for lab, fields in split.items()}
-
-
-def variant_index(cap: Capture) -> int:
-    """The ``N`` of ``--target T --variant N`` that selects ``cap`` (T its target): the
-    position of its label among its kernel's labels on that target, in capture
-    order, as ``store.select.select_row`` counts. Without ``--target`` the count is
-    over every target, the same number whenever each target has the same variants."""
-    labels = list(dict.fromkeys(c.variant for c in cap.bundle.captures(cap.kernel) if c.target == cap.target))
-    return labels.index(cap.variant) if cap.variant in labels else 0
-
-
 @dataclass(frozen=True)
 class _Col:
     key: str
     header: str
-    justify: str = "left"
+    justify: JustifyMethod = "left"
     drop: int = 99
     """Layouts from this one on leave the column out (lower: dropped sooner)."""
     wrap: bool = False
@@ -137,25 +97,24 @@ class CaptureTable:
 
     @staticmethod
     def _cells(c: Capture, fields: list[str]) -> dict:
-        r = c.row
-        res = c.resources
-        spills = res.spills
-        status = Text("ok", style="green") if not r.error else (
-            Text("failed", style="red") + Text(f" ({r.failed_pass or r.failed_stage or '?'})"))
-        if not r.complete:
+        s = c.summary
+        spills = s.spills
+        status = Text("ok", style="green") if not s.error else (
+            Text("failed", style="red") + Text(f" ({s.failed_at or '?'})"))
+        if not s.complete:
             status += Text(" incomplete run", style="yellow")
-        regs = _num(r.registers) + ("*" if r.resource_source == "driver" else "")
+        regs = _num(s.registers) + ("*" if s.registers_from_driver else "")
         variant = " ".join(fields) if fields else "-"
         return {
-            "id": Text(str(r.id)), "v": Text(str(variant_index(c))), "kernel": Text(r.kernel),
-            "variant": Text(variant), "kv": Text(r.kernel, style="bold") + Text("\n" + variant if fields else ""),
-            "target": Text(r.target), "triton": Text(r.triton_version or "-"),
-            "stages": Text(" ".join(STAGES[s].short if s in STAGES else s for s in r.stages if s != "json")),
-            "passes": Text(str(r.passes)), "regs": Text(regs),
+            "id": Text(str(s.id)), "v": Text(str(variant_index(c))), "kernel": Text(s.kernel),
+            "variant": Text(variant), "kv": Text(s.kernel, style="bold") + Text("\n" + variant if fields else ""),
+            "target": Text(s.target), "triton": Text(s.triton_version or "-"),
+            "stages": Text(" ".join(STAGES[n].short if n in STAGES else n for n in s.stages if n != JSON)),
+            "passes": Text(str(s.passes)), "regs": Text(regs),
             "spills": Text(_num(spills) if spills is None else human_bytes(spills)),
-            "shared": Text(human_bytes(res.shared)), "occupancy": Text(occupancy_cell(c.occupancy)),
-            "compile": Text("-" if r.compile_seconds is None else f"{r.compile_seconds:.2f}s"), "status": status,
-            "_short": fields != variant_fields(r.variant), "_spills": bool(spills),
+            "shared": Text(human_bytes(s.shared)), "occupancy": Text(s.occupancy_text or "-"),
+            "compile": Text("-" if s.compile_seconds is None else f"{s.compile_seconds:.2f}s"), "status": status,
+            "_short": fields != variant_fields(s.variant), "_spills": bool(spills),
         }
 
     def _uniform(self, key: str) -> str | None:

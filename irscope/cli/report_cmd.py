@@ -19,6 +19,12 @@ def add_parser(sub) -> None:
     p.add_argument("--no-pictures", action="store_true",
                    help="leave out the graphs, lineages and layouts (drawing them is most of the build time)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--kernel", metavar="K", help="report one capture of each bundle: this kernel (or a capture id "
+                                                 "like #3), picked as every command picks it")
+    p.add_argument("--target", metavar="T", help="e.g. sm_90, sm90 or 90: only this target's captures (with "
+                                                 "--kernel: the kernel's capture on it)")
+    p.add_argument("--variant", metavar="V", help="with --kernel: variant label, a unique prefix of one, its "
+                                                  "fields, or its index")
 
 
 def main(args) -> int:
@@ -31,7 +37,8 @@ def main(args) -> int:
             print(f"irscope report: {msg}", file=sys.stderr, flush=True)
 
     result = build_report(list(args.bundles), args.output, command=shlex.join(["irscope", *sys.argv[1:]]),
-                          progress=progress, pictures=False if args.no_pictures else None)
+                          progress=progress, pictures=False if args.no_pictures else None,
+                          kernel=args.kernel, target=args.target, variant=args.variant)
     for note in result.notes:
         progress(note)
     print(f"{result.path}/index.html: {result.kernels} kernel page(s), {len(result.pages)} page(s), "

@@ -14,7 +14,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 import irscope
-from irscope.capture.session import CHILD_DIR, CaptureRequest, normalise_target, run_capture, run_info, signal_name
+from irscope.capture.session import CHILD_DIR, CaptureRequest, run_capture, run_info, signal_name
+from irscope.core.target import normalise_target
 from irscope.cli.render import capture_table, human_bytes, stdout_console
 from irscope.errors import IrscopeError
 from irscope.store.bundle import Bundle
@@ -113,17 +114,18 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
     bundle = Bundle.open(output, create=True)
     run_id = bundle.begin_run(info)
     stored: list[int] = []
-    counts = {"n": 0, "last": ""}
+    captured = 0
     # Only a terminal gets the spinner (a stopped live display leaves a blank line).
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
                         console=console,
                         transient=True, disable=quiet or not console.is_terminal)
 
     def on_capture(kernel):
+        nonlocal captured
         stored.append(bundle.add_capture(run_id, kernel))
-        counts["n"] += 1
-        counts["last"] = f"{kernel.kernel} [{kernel.variant}] {kernel.target}"
-        progress.update(task, description=f"capturing: {counts['n']} kernel(s), last {counts['last']}")
+        captured += 1
+        last = f"{kernel.kernel} [{kernel.variant}] {kernel.target}"
+        progress.update(task, description=f"capturing: {captured} kernel(s), last {last}")
 
     def on_driver(report):
         if report.get("hash"):
@@ -165,7 +167,7 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
     for c in rows:
         if c.error and not interrupted:
             _print_detail(console, c, details.get(c.id))
-    for note in dict.fromkeys(n for r in rows for n in r.row.notes):
+    for note in dict.fromkeys(n for r in rows for n in r.notes):
         console.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
     if output_exists:
         size = os.path.getsize(output)
@@ -275,12 +277,12 @@ def _label(outcome) -> str | None:
 
 
 def _exit_code(verdict: Verdict, rows, console) -> int:
-    failed = [r.row for r in rows if r.error]
+    failed = [r for r in rows if r.error]
     if verdict.exit_code == EXIT_INTERRUPTED:
         console.print(Text(f"irscope: {verdict.problem}"), highlight=False)
         return EXIT_INTERRUPTED
     if verdict.fatal and verdict.status.startswith("killed"):
-        _error_line(verdict.problem, rows)
+        _error_line(verdict.problem or verdict.status, rows)
         return verdict.exit_code
     if failed:
         r = failed[0]

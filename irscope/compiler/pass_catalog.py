@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from .stages import KIND_LLVM, KIND_MIR, KIND_MLIR
+
 CATALOG_FILE = "pass_catalog.json"
 
 # "Name (argument)" as the 3.0-3.7 MLIR headers and the timeline print it.
@@ -46,7 +48,7 @@ class PassInfo:
     aliases: tuple[str, ...] = ()
     """Other names of the same pass: across Triton versions, or LLVM's legacy
     description next to its new-pass-manager class name."""
-    family: str = "mlir"
+    family: str = KIND_MLIR
     """``mlir`` (MLIR pipelines: TTIR, TTGIR, the LLVM dialect) or ``llvm`` (LLVM's
     own IR and codegen passes, recorded with ``irscope run --llvm-passes``)."""
 
@@ -102,11 +104,11 @@ def _index() -> tuple[dict[str, dict[str, PassInfo]], tuple[PassInfo, ...]]:
     raw = json.loads(resources.files("irscope.compiler").joinpath(CATALOG_FILE).read_text("utf-8"))
     entries = []
     # One index per family: MLIR and LLVM both have an "InlinerPass" and an "SCCPPass".
-    index: dict[str, dict[str, PassInfo]] = {"mlir": {}, "llvm": {}}
+    index: dict[str, dict[str, PassInfo]] = {KIND_MLIR: {}, KIND_LLVM: {}}
     for e in raw["passes"]:
         names = tuple(e["names"])
         info = PassInfo(names[0], e["argument"], e["summary"], e["source"], names[1:],
-                        e.get("family", "mlir"))
+                        e.get("family", KIND_MLIR))
         entries.append(info)
         for key in keys_of(info):
             # the first entry claiming a key keeps it; tests check there are no clashes
@@ -124,8 +126,8 @@ def describe(pass_name: str, argument: str = "", *, family: str | None = None) -
     family's after (None: MLIR first).
     """
     index, _ = _index()
-    first = "llvm" if family in ("llvm", "mir") else "mlir"
-    order = (first, "mlir" if first == "llvm" else "llvm")
+    first = KIND_LLVM if family in (KIND_LLVM, KIND_MIR) else KIND_MLIR
+    order = (first, KIND_MLIR if first == KIND_LLVM else KIND_LLVM)
     keys = candidates(pass_name, argument)
     for fam in order:
         for key in keys:

@@ -18,6 +18,8 @@ from typing import Callable, Iterator
 
 from irscope.text_guard import never_raise
 
+from .stages import KIND_LLVM, KIND_MIR, KIND_MLIR
+
 # Python's re tries a '^'-anchored multiline pattern at every position, ~7 ns a
 # character; a pattern that begins with a literal is found by a fast scan instead.
 # So every pattern searched over whole streams starts with a literal, and line
@@ -228,16 +230,17 @@ def split_mlir_pass_dump(text: str) -> PassDump:
     (and its trailing ``#loc`` definitions) goes to ``PassDump.other``; LLVM dumps
     in the same stream end a snapshot and are skipped (see :func:`split_pass_dump`).
     """
-    return split_pass_dump(text, ("mlir",))
+    return split_pass_dump(text, (KIND_MLIR,))
 
 
-def _unsplit(text: str) -> PassDump:
-    """Fallback of a failed split: every non-blank line reported in ``other``."""
+def _unsplit(text: str, families: tuple[str, ...] = ()) -> PassDump:
+    """Fallback of a failed split (the guard calls it with the split's arguments):
+    every non-blank line reported in ``other``."""
     return PassDump([], [(i, t) for i, t in enumerate(text.split("\n"), 1) if t.strip()])
 
 
 @never_raise(_unsplit)
-def split_pass_dump(text: str, families: tuple[str, ...] = ("mlir", "llvm")) -> PassDump:
+def split_pass_dump(text: str, families: tuple[str, ...] = (KIND_MLIR, KIND_LLVM)) -> PassDump:
     """Split a stream holding MLIR and/or LLVM per-pass dumps (both switches on).
 
     ``families`` picks which snapshots to return (``mlir``, ``llvm``; the latter
@@ -245,20 +248,21 @@ def split_pass_dump(text: str, families: tuple[str, ...] = ("mlir", "llvm")) -> 
     """
     dump = PassDump()
     lines = _Lines(text)
-    heads = []
+    heads: list[tuple[int, str, re.Match[str]]] = []
     # One scan for the words every header holds, then a look at each hit's line.
     for hit in _ANY_DUMP_RE.finditer(text):
         pos = hit.start()
         ls = text.rfind("\n", 0, pos) + 1
         if text.startswith("// -----// ", ls):
-            if not heads or heads[-1][0] != ls:
-                heads.append((ls, "mlir", _MLIR_ANY_RE.match(text, ls)))
+            head = _MLIR_ANY_RE.match(text, ls)
+            if head is not None and (not heads or heads[-1][0] != ls):  # (it matches: the prefix is there)
+                heads.append((ls, KIND_MLIR, head))
             continue
         m = _LLVM_HEADER_RE.match(text, pos - 4) if pos >= 4 else None
         if m is None:
             continue
         if pos - 4 == ls or (pos - 6 == ls and text[ls:ls + 2] in ("; ", "# ")):
-            heads.append((ls, "llvm", m))
+            heads.append((ls, KIND_LLVM, m))
     first = heads[0][0] if heads else len(text)
     _stray(text, 0, first, lambda _l: False, lines, dump.other, [])
     for i, (pos, family, m) in enumerate(heads):
@@ -267,7 +271,7 @@ def split_pass_dump(text: str, families: tuple[str, ...] = ("mlir", "llvm")) -> 
         start = _line_end(text, m.end(), len(text))
         end = heads[i + 1][0] if i + 1 < len(heads) else len(text)
         head_line = lines.at(pos)
-        if family == "mlir":
+        if family == KIND_MLIR:
             dump.snapshots.append(_mlir_snapshot(text, m, start, end, head_line, lines,
                                                  dump, len(dump.snapshots)))
         else:
@@ -302,7 +306,7 @@ def _mlir_snapshot(text: str, m: re.Match, start: int, end: int, head_line: int,
             _stray(text, mend, _trim(text, mend, end), _post_ok(), lines, dump.other,
                    spans, _NOT_ALIAS_RE)
     pass_name, arg, opts, anchor, name, kind = _mlir_header(header)
-    return PassSnapshot(index, pass_name, arg, opts, anchor, name, kind, "mlir", header,
+    return PassSnapshot(index, pass_name, arg, opts, anchor, name, kind, KIND_MLIR, header,
                         head_line, text, tuple(_merge(spans)))
 
 
@@ -323,7 +327,7 @@ def _llvm_header(text: str, m: re.Match) -> tuple[str, str, str, str]:
     pos = m.start()
     prefix = text[pos - 2:pos] if pos >= 2 else ""
     rest = m["rest"]
-    family = "mir" if prefix == "# " else "llvm"
+    family = KIND_MIR if prefix == "# " else KIND_LLVM
     if prefix == "; ":
         i = rest.rfind(" on ")
         if i >= 0:
@@ -342,7 +346,7 @@ def split_llvm_pass_dump(text: str) -> PassDump:
     Desc (arg) ***`` (legacy) and ``# *** IR Dump After Desc (arg) ***:`` (codegen, MIR).
     Pass-manager chatter (``Running pass: ...``) and Python warnings go to ``other``.
     """
-    return split_pass_dump(text, ("llvm",))
+    return split_pass_dump(text, (KIND_LLVM,))
 
 
 def _noise(text: str, start: int, end: int) -> list[tuple[int, int]]:

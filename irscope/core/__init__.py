@@ -6,7 +6,7 @@
     cap.resources.registers, cap.occupancy.blocks_per_sm
     ttgir = cap.stage("ttgir").module            # parsed once, cached
     for p in cap.passes(stage="ttgir", changed=True):
-        print(p.name, p.changes.added, p.changes.removed)
+        print(p.name, p.step.counts.added, p.step.counts.removed)   # what the pass did
     cap.ops_at_line(77)["sass"]
 
 The core never imports Rich or Textual, nor anything that captures (Triton, torch,
@@ -17,9 +17,13 @@ from irscope.core.bundle import Bundle, open_bundle
 from irscope.core.capture import Capture, OpLinks, Run, Source, Stage
 from irscope.core.files import FORMATS, IRFile, parse_text, read_ir_file
 from irscope.core.resources import Resources
+from irscope.core.selection import select_capture
+from irscope.core.summary import CaptureSummary, occupancy_text
+from irscope.core.target import Target, normalise_target
+from irscope.core.variant import Variant
 
 _LAZY = {"Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
-         "Pass": "passes"}
+         "Pass": "passes", "PassStep": "pass_steps", "StepCounts": "pass_steps"}
 
 
 def __getattr__(name: str):
@@ -30,6 +34,6 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"irscope.core.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'irscope.core' has no attribute {name!r}")
 
-__all__ = ["Bundle", "Capture", "ErasedOps", "FORMATS", "IRFile", "Occupancy", "OpLinks", "OpOrigin", "Pass",
-           "PassRef", "Resources", "Run", "Source", "Stage", "StageOrigins", "open_bundle", "parse_text",
-           "read_ir_file"]
+__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "FORMATS", "IRFile", "Occupancy", "OpLinks", "OpOrigin", "Pass",
+           "PassRef", "PassStep", "StepCounts", "Resources", "Run", "Source", "Stage", "StageOrigins", "Target", "Variant",
+           "normalise_target", "occupancy_text", "open_bundle", "parse_text", "read_ir_file", "select_capture"]

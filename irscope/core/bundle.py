@@ -13,7 +13,7 @@ from typing import Iterator
 from irscope.core.capture import Capture, Run
 from irscope.errors import IrscopeError
 from irscope.store.bundle import Bundle as StoreBundle
-from irscope.store.select import select_row
+from irscope.core.selection import select_capture
 
 
 class Bundle:
@@ -84,12 +84,12 @@ class Bundle:
 
     def capture(self, kernel: str | None = None, target: str | None = None,
                 variant: str | int | None = None) -> Capture:
-        """The capture named by kernel (or ``#id``), target and variant (a label, a
-        unique prefix of one, or its index among the kernel's variants). Without
-        target and variant: the kernel's first capture. IrscopeError when none matches."""
-        caps = self.captures()
-        row = select_row([c.row for c in caps], self.path, kernel, target, variant)
-        return next(c for c in caps if c.id == row.id)
+        """The capture named by kernel (or ``#id``), target (``sm_90``, ``sm90``, ``90``,
+        ``gfx942``) and variant (a label, a unique prefix of one, or its index among the
+        kernel's variants), by the rule of :mod:`irscope.core.selection` that every
+        command shares. Without target and variant: the kernel's first capture.
+        IrscopeError (one line) when none matches, or when a spelling fits several."""
+        return select_capture(self.captures(), self.path, kernel, target, variant)
 
     def runs(self) -> list[Run]:
         """Every capture run, oldest first."""
@@ -108,7 +108,7 @@ class Bundle:
     @property
     def raw_bytes(self) -> int:
         """Bytes of IR text captured, before dedup and compression."""
-        return sum(c.row.raw_bytes for c in self.captures())
+        return sum(c.raw_bytes for c in self.captures())
 
     def stored_bytes(self) -> int:
         """Bytes the compressed texts take on disk."""

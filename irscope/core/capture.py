@@ -8,24 +8,34 @@ connection (see :class:`irscope.core.bundle.Bundle`), and caches fill under a lo
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from irscope.core.resources import Resources, resources_of
+from irscope.core.variant import Variant, compile_option
 from irscope.errors import IrscopeError
 from irscope.ir import Module, Op, ParseCache, parse_as, parse_pass
-from irscope.ir.python_lines import line_match
+from irscope.ir.statements import Statement, StatementMap, statement_map
 from irscope.store.bundle import CaptureRow, PassRow
-from irscope.compiler.stages import EXACT_STAGES, LOWERING, STAGES, stage
+from irscope.compiler.stages import EXACT_STAGES, KIND_LLVM, LOWERING, PTX, SOURCE, STAGES, stage
 
 if TYPE_CHECKING:
     from irscope.core.bundle import Bundle
+    from irscope.core.lines import LineOps
     from irscope.core.occupancy import Occupancy
     from irscope.core.origins import StageOrigins
     from irscope.core.passes import Pass
+    from irscope.core.summary import CaptureSummary
     from irscope.link import CaptureLinks, LinkedOp
+    from irscope.compiler.pass_order import Side
+    from irscope.core.pass_steps import PassStep
+    from irscope.irdiff.model import StageDiff
     from irscope.link.provenance import PassChange
+
+_T = TypeVar("_T")
 
 # Links, provenance and origins are imported on first use: opening a bundle to show
 # one stage (the first screen of every view) needs none of them.
@@ -125,9 +135,10 @@ class Stage:
     def module(self) -> Module:
         """The parsed stage (once per capture). IrscopeError for a stage irscope does not parse."""
         def parse() -> Module:
-            if self.info is None or not self.info.parsed or self.binary:
+            text = self.text
+            if self.info is None or not self.info.parsed or isinstance(text, bytes):
                 raise IrscopeError(f"stage {self.name} is not an IR irscope parses")
-            return parse_as(self.name, self.text)
+            return parse_as(self.name, text)
         return self.capture._memo(("module", self.name), parse)
 
     def __repr__(self) -> str:
@@ -154,24 +165,105 @@ class Capture:
     failed = property(lambda self: bool(self.row.error))
     error = property(lambda self: self.row.error)
 
+    # -- what the listing holds (the views read these, never the store's row) ----
+    @property
+    def run_id(self) -> int:
+        """The id of the run that made the capture (see :attr:`run`)."""
+        return self.row.run_id
+
+    @property
+    def file(self) -> str | None:
+        """Path of the kernel's Python file as the compile saw it."""
+        return self.row.file
+
+    @property
+    def pass_count(self) -> int:
+        """How many pass snapshots the capture holds."""
+        return self.row.passes
+
+    @property
+    def compile_seconds(self) -> float | None:
+        """Wall time of the compile, when it was measured."""
+        return self.row.compile_seconds
+
+    @property
+    def raw_bytes(self) -> int:
+        """Bytes of IR text captured, before dedup and compression."""
+        return self.row.raw_bytes
+
+    @property
+    def complete(self) -> bool:
+        """False when the run that made it did not finish (interrupted, killed)."""
+        return self.row.complete
+
+    @property
+    def failed_pass(self) -> str | None:
+        """The pass a failed compile stopped in, when known."""
+        return self.row.failed_pass
+
+    @property
+    def failed_stage(self) -> str | None:
+        """The stage a failed compile stopped in, when known."""
+        return self.row.failed_stage
+
+    @property
+    def failed_at(self) -> str | None:
+        """Where a failed compile stopped: the pass, else the stage; None when it compiled."""
+        return self.row.failed_pass or self.row.failed_stage
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the capture could not get (no SASS without the CUDA tools...)."""
+        return self.row.notes
+
+    @property
+    def variant_info(self) -> "Variant":
+        """The variant label with its fields (:class:`irscope.core.variant.Variant`)."""
+        return Variant(self.row.variant)
+
+    def compile_option(self, name: str) -> Any:
+        """A compile option (``num_warps``, ``num_stages``, ``num_ctas``, ``maxnreg``), by
+        one rule: the variant label's field (made from the compile options, so it agrees
+        with them and costs no read), else the recorded compile options, else Triton's
+        metadata (older bundles and failed compiles may have only one of them)."""
+        value = self.variant_info.int_value(name)
+        if value is not None:
+            return value  # the label says it: no read of the capture's stored options
+        return compile_option(self.variant, self.options, self.metadata, name)
+
+    @property
+    def num_stages(self) -> int | None:
+        """Triton's ``num_stages`` (software pipelining depth), by :meth:`compile_option`."""
+        value = self.compile_option("num_stages")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def summary(self) -> "CaptureSummary":
+        """The facts every listing shows (``ls``, the app's browser, the report's index)."""
+        from irscope.core.summary import summarise
+
+        return self._memo("summary", lambda: summarise(self))
+
     def __repr__(self) -> str:
         return f"<Capture #{self.id} {self.kernel} [{self.variant}] {self.target}>"
 
     def to_json(self) -> dict:
         """The ``irscope ls --json`` object: the listing row, with ``shared`` the bytes
-        the launch uses (``shared_dynamic`` + ``shared_static``) and ``occupancy``."""
+        the launch uses (``shared_dynamic`` + ``shared_static``), ``occupancy``, and the
+        summary's ``num_stages`` and ``occupancy_text`` (as the table says it)."""
         r = self.resources
-        occ = self.occupancy
+        s = self.summary
         return self.row.to_json() | {"shared": r.shared, "shared_dynamic": r.shared_dynamic,
                                      "shared_static": r.shared_static,
-                                     "occupancy": occ.to_json() if occ is not None else None}
+                                     "occupancy": s.occupancy.to_json() if s.occupancy is not None else None,
+                                     "occupancy_text": s.occupancy_text, "num_stages": s.num_stages}
 
     def title(self) -> str:
         """``kernel [variant] target``, how listings name a capture."""
         return f"{self.kernel} [{self.variant}] {self.target}"
 
     # -- cached reads --------------------------------------------------------
-    def _memo(self, key, make: Callable):
+    def _memo(self, key: Hashable, make: Callable[[], _T]) -> _T:
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
@@ -217,13 +309,13 @@ class Capture:
         def read() -> Source:
             text, first = self._store().kernel_source(self.id)
             return Source(self.row.file, first, text)
-        return self._memo("source", read)
+        return self._memo(SOURCE, read)
 
     @property
     def resources(self) -> Resources:
         """Registers, spills, shared memory (what the launch uses) and the rest."""
         def ptx() -> str | None:
-            text = self.stage("ptx").text if "ptx" in self.row.stages else None
+            text = self.stage(PTX).text if PTX in self.row.stages else None
             return text if isinstance(text, str) else None
         return self._memo("resources", lambda: resources_of(self.row, ptx))
 
@@ -290,14 +382,67 @@ class Capture:
                 text = texts[r.blob] = self._store().text(r.blob)
                 if isinstance(text, bytes):
                     text = texts[r.blob] = text.decode("utf-8", "replace")
-            inputs.append(PassInput(r.stage, r.name, r.argument, r.when, r.kind, text))
-        finals = {}
-        for name, info in STAGES.items():
-            if info.passes_kind and name in self.row.stages:
-                text = self.stage(name).text
-                if isinstance(text, str):
-                    finals[name] = text
-        return pass_changes(inputs, finals)
+            inputs.append(PassInput(r.stage, r.name, r.argument, r.when, r.kind, text, r.anchor))
+        return pass_changes(inputs, self._pass_finals())
+
+    def _pass_finals(self) -> dict[str, str]:
+        """The stage texts a pass can end in or start from (``ttir``, ``ttgir``,
+        ``llir``), by stage name."""
+        def read() -> dict[str, str]:
+            finals = {}
+            for name, info in STAGES.items():
+                if (info.passes_kind or any(s.passes_input == name for s in STAGES.values())) \
+                        and name in self.row.stages:
+                    text = self.stage(name).text
+                    if isinstance(text, str):
+                        finals[name] = text
+            return finals
+        return self._memo("pass_finals", read)
+
+    def pass_steps(self) -> list["PassStep"]:
+        """What every pass did, in order (:mod:`irscope.core.pass_steps`): built once
+        per capture; each step's structural diff is computed on first use."""
+        def build() -> list["PassStep"]:
+            from irscope.compiler.pass_order import place_steps
+            from irscope.core.pass_steps import PassStep
+
+            rows = self.pass_rows()
+            places = place_steps(rows, list(self._pass_finals()))
+            return [PassStep(i, row, place, change, _diff=functools.partial(self.step_diff, i))
+                    for i, (row, place, change) in enumerate(zip(rows, places, self.pass_changes()))]
+        return self._memo("pass_steps", build)
+
+    def step_diff(self, index: int) -> "StageDiff | None":
+        """The structural diff of the IR before and after pass ``index`` (computed
+        once; None when a side is unknown or the two texts are equal)."""
+        def compute() -> "StageDiff | None":
+            from irscope.compiler.stages import FAMILY_LLVM, SNAPSHOT_KINDS, pass_stage
+            from irscope.core.pass_steps import step_diff
+            from irscope.link.provenance import module_scope
+
+            step = self.pass_steps()[index]
+            if step.before is None or step.after is None:
+                return None
+            tb, ta = self.side_text(step.before), self.side_text(step.after)
+            if tb == ta:
+                return None
+            info = SNAPSHOT_KINDS.get(step.kind)
+            one_function = info is not None and info.family == FAMILY_LLVM and module_scope(tb) != module_scope(ta)
+            return step_diff(self.side_module(step.before), self.side_module(step.after), pass_stage(step.kind),
+                             one_function=one_function)
+        return self._memo(("step_diff", index), compute)
+
+    def side_text(self, side: "Side") -> str:
+        """The text on one side of a pass: a snapshot's, or a stage's."""
+        if side.pass_index is not None:
+            return self._pass_text(self.pass_rows()[side.pass_index].blob)
+        return self._pass_finals()[side.stage or ""]
+
+    def side_module(self, side: "Side") -> Module:
+        """The parsed text on one side of a pass."""
+        if side.pass_index is not None:
+            return self._pass_module(side.pass_index)
+        return self.stage(side.stage or "").module
 
     def passes(self, stage: str | None = None, changed: bool | None = None) -> list["Pass"]:
         """The pass timeline; ``stage`` keeps one stage's passes, ``changed`` only the
@@ -306,13 +451,13 @@ class Capture:
         from irscope.core.passes import Pass
 
         out = []
-        for i, (row, change) in enumerate(zip(self.pass_rows(), self.pass_changes())):
+        for i, (row, step) in enumerate(zip(self.pass_rows(), self.pass_steps())):
             if stage is not None and row.stage != stage:
                 continue
-            if changed is not None and change.changed != changed:
+            if changed is not None and step.changed != changed:
                 continue
-            out.append(Pass(i, row, change, _text=lambda b=row.blob: self._pass_text(b),
-                            _module=lambda i=i: self._pass_module(i)))
+            out.append(Pass(i, row, step, _text=functools.partial(self._pass_text, row.blob),
+                            _module=functools.partial(self._pass_module, i)))
         return out
 
     def pass_at(self, index: int) -> "Pass":
@@ -333,11 +478,11 @@ class Capture:
             row = rows[index]
             text = self._pass_text(row.blob)
             metadata = None
-            if row.kind == "llvm" and not module_scope(text):
+            if row.kind == KIND_LLVM and not module_scope(text):
                 # A function-level LLVM dump prints no !N table: borrow the latest
                 # module-level dump's, as parse_snapshots does.
                 for j in range(index - 1, -1, -1):
-                    if rows[j].kind == "llvm" and module_scope(self._pass_text(rows[j].blob)):
+                    if rows[j].kind == KIND_LLVM and module_scope(self._pass_text(rows[j].blob)):
                         metadata = self._pass_module(j).loc_aliases
                         break
             with self._lock:  # the shared parse cache is not thread-safe
@@ -349,17 +494,40 @@ class Capture:
         ``--llvm-passes``), and which ops the stages' passes erased."""
         from irscope.core.origins import origins
 
-        return self._memo("origins", lambda: origins(self.pass_changes(), self.row.stages,
-                                                     lambda s: self.stage(s).module))
+        return self._memo("origins", lambda: origins(self.pass_steps(), self.row.stages,
+                                                     lambda s: self.stage(s).module, self.side_module))
 
     # -- lines and links -----------------------------------------------------
+    @property
+    def statements(self) -> StatementMap:
+        """Which statement each line of the kernel's source belongs to (the identity
+        map when the capture stored no source, or it does not parse)."""
+        return self._memo("statements", lambda: statement_map(self.source.text, self.source.first_line))
+
+    def statement(self, line: int) -> Statement:
+        """The statement that owns Python ``line``: its first line (where views show its
+        ops), last line and own lines."""
+        return self.statements.statement(line)
+
+    def line_of(self, op: Op) -> int | None:
+        """The Python line views show ``op`` on: the first line of the statement of its
+        innermost user frame; None when it has no user frame in the kernel's file."""
+        from irscope.core.lines import line_of
+
+        return line_of(op, self.row.file, self.statements)
+
     def ops_at_line(self, line: int, *, call_sites: bool = False,
-                    stages: tuple[str, ...] = LOWERING) -> dict[str, list[Op]]:
+                    stages: tuple[str, ...] = LOWERING) -> "LineOps":
         """The ops of each lowering stage that belong to Python ``line`` of the
-        kernel's file, by the one rule of :mod:`irscope.ir.python_lines`: an op belongs to
-        the line of its innermost user frame; ``call_sites`` adds the ops inlined from
-        a helper called at that line."""
-        out: dict[str, list[Op]] = {}
+        kernel's file: those of every line of ``line``'s statement
+        (:meth:`statement`), each op at the line of its innermost user frame
+        (:mod:`irscope.ir.python_lines`); ``call_sites`` adds the ops inlined from a
+        helper called there. The result is a dict by stage that also carries the
+        statement's span (``first_line``, ``last_line``)."""
+        from irscope.core.lines import LineOps, statement_ops
+
+        unit = self.statement(line)
+        out = LineOps(line, unit)
         file = self.row.file
         for name in stages:
             if name not in self.row.stages:
@@ -367,8 +535,21 @@ class Capture:
             st = self.stage(name)
             if st.binary:
                 continue
-            out[name] = [op for op in st.module.ops() if line_match(op.location, line, file, call_sites)]
+            out[name] = statement_ops(st.module.ops(), unit, file, call_sites)
         return out
+
+    def ops_by_line(self, stage: str) -> dict[int, list[Op]]:
+        """Python line -> the ``stage`` ops of the statement starting there, each
+        statement keyed by its first line (the per-line counts every view shows; one
+        walk, cached). Empty for a binary stage."""
+        def walk() -> dict[int, list[Op]]:
+            from irscope.core.lines import ops_by_line
+
+            st = self.stage(stage)
+            if st.binary:
+                return {}
+            return ops_by_line(st.module.ops(), self.row.file, self.statements)
+        return self._memo(("ops_by_line", stage), walk)
 
     def links(self) -> "CaptureLinks":
         """Every link between the capture's stages (built once)."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from irscope.errors import IrscopeError
 from irscope.ir import Module, ParseCache, parse_as, parse_pass
-from irscope.compiler.stages import STAGES, for_extension
+from irscope.compiler.stages import LLIR, MLIR, SASS, STAGES, for_extension
 
 if TYPE_CHECKING:
     from irscope.compiler.passdump import PassSnapshot
@@ -20,7 +20,7 @@ DUMP = "dump"
 """The format name of a per-pass dump stream."""
 
 # Names users give files, beyond the extensions Triton writes.
-_EXTRA_EXTENSIONS = {".ll": "llir", ".s": "sass", ".mlir": "mlir", ".txt": None, ".log": None}
+_EXTRA_EXTENSIONS = {".ll": LLIR, ".s": SASS, ".mlir": MLIR, ".txt": None, ".log": None}
 FORMATS: tuple[str, ...] = (*[n for n, s in STAGES.items() if s.parsed and s.base is None], DUMP)
 """What ``--format`` accepts."""
 
@@ -45,8 +45,9 @@ def format_for(path: str, text: str | None = None, format: str | None = None) ->
     info = for_extension(ext) if ext else None
     if info is not None:
         return info.name
-    if _EXTRA_EXTENSIONS.get(ext):
-        return _EXTRA_EXTENSIONS[ext]
+    extra = _EXTRA_EXTENSIONS.get(ext)
+    if extra:
+        return extra
     raise IrscopeError(f"cannot tell the IR format of {path}: name it with --format ({', '.join(FORMATS)})")
 
 

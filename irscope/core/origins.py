@@ -7,8 +7,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from irscope.ir import Module, op_form
-from irscope.link.provenance import PassChange, op_lives
+from irscope.compiler.pass_order import Side
+from irscope.compiler.stages import pass_stage
+from irscope.core.pass_steps import PassStep, line_map
+from irscope.ir import Module
+from irscope.ir.forms import normalise_op_text
+from irscope.irdiff.engine import diff_modules
+from irscope.irdiff.model import ADDED, CHANGED, REMOVED
 from irscope.compiler.stages import STAGES
 
 ORIGIN_STAGES: dict[str, str] = {s.name: s.passes_kind for s in STAGES.values() if s.passes_kind}
@@ -40,10 +45,14 @@ class OpOrigin:
     name: str
     text: str
     introduced_by: PassRef | None
+    changed_by: PassRef | None = None
+    """The last pass that changed the op in place (its diff paired it as changed:
+    a new type or layout, other operands); None when none did."""
 
     def to_json(self) -> dict:
         return {"line": self.line, "name": self.name, "text": self.text,
-                "introduced_by": self.introduced_by.to_json() if self.introduced_by else None}
+                "introduced_by": self.introduced_by.to_json() if self.introduced_by else None,
+                "changed_by": self.changed_by.to_json() if self.changed_by else None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,38 +83,63 @@ class StageOrigins:
         return {"ops": [o.to_json() for o in self.ops], "erased": [e.to_json() for e in self.erased]}
 
 
-def origins(changes: Sequence[PassChange], stages: Sequence[str], module_of: Callable[[str], Module]
-            ) -> dict[str, StageOrigins]:
+def origins(steps: Sequence[PassStep], stages: Sequence[str], module_of: Callable[[str], Module],
+            side_module: Callable[[Side], Module]) -> dict[str, StageOrigins]:
     """Origins per stage of ``stages`` whose passes end in a known result.
 
-    ``module_of(stage)`` gives the stage's parsed final text. Instances of one op
-    form are told apart by count (see :func:`irscope.link.provenance.op_lives`): the
-    ``i``-th op of a form in text order gets the ``i``-th birth.
+    Follows each op through the structural diffs of the stage's top-level passes
+    (the steps' own diffs, so origins and ``irscope passes`` agree): an op the diff
+    pairs with one after the pass (matched, changed or moved) keeps its maker; an op
+    it adds was made by that pass; an op it removes was erased by it; an op it
+    pairs as changed keeps its maker and records the pass as ``changed_by``. A
+    renamed layout alias changes no op, so it makes and erases nothing. ``module_of(stage)``
+    gives the stage's parsed final text, ``side_module`` the text on a pass's side.
     """
 
+    def at(index: int) -> PassRef:
+        s = steps[index]
+        return PassRef(s.index, s.name, s.argument)
+
     def ref(index: int | None) -> PassRef | None:
-        if index is None:
-            return None
-        c = changes[index]
-        return PassRef(c.index, c.name, c.argument)
+        return None if index is None else at(index)
 
     out: dict[str, StageOrigins] = {}
     for stage, kind in ORIGIN_STAGES.items():
-        if stage not in stages or not any(c.stage == stage and c.kind == kind and c.after_known for c in changes):
+        if stage not in stages:
             continue
-        births, gone = op_lives(changes, stage, kind)
-        seen: Counter = Counter()
-        ops = []
-        for op in module_of(stage).ops():
-            if op.name == "<unknown>":
-                continue
-            form = (op.name, op_form(op))
-            mine = births.get(form, ())
-            i = seen[form]
-            seen[form] += 1
-            ops.append(OpOrigin(op.line, op.name, op.text.strip(), ref(mine[i]) if i < len(mine) else None))
-        erased = Counter((life.form, life.born, life.erased) for life in gone)
-        order = sorted(erased.items(), key=lambda kv: (kv[0][2], kv[0][1] if kv[0][1] is not None else -1, kv[0][0]))
+        group = [s for s in steps if s.stage == stage and s.kind == kind and s.top_level and not s.internal
+                 and s.after_known]
+        if not group:
+            continue
+        births: dict[int, int | None] = {}  # line in the current text -> its op's maker (absent: the input)
+        edits: dict[int, int] = {}  # line in the current text -> the last pass that changed its op in place
+        erased: Counter = Counter()
+        for s in group:
+            d = s.text_diff
+            if d is None:
+                continue  # the same text: the same lines
+            moved = line_map(d)
+            now = {moved[line]: born for line, born in births.items() if line in moved}
+            edited = {moved[line]: by for line, by in edits.items() if line in moved}
+            for c in d.changes:
+                if c.kind == ADDED and c.after is not None and c.after.line > 0:
+                    now[c.after.line] = s.index
+                elif c.kind == CHANGED and c.after is not None and c.after.line > 0:
+                    edited[c.after.line] = s.index
+                elif c.kind == REMOVED and c.before is not None and c.before.line > 0:
+                    erased[(c.op, normalise_op_text(c.before.text), births.get(c.before.line), s.index)] += 1
+            births, edits = now, edited
+        final = module_of(stage)
+        last = group[-1].after
+        if last is not None and last.stage != stage:
+            # the stage's text is not the last snapshot itself: carry the lines over
+            moved = line_map(diff_modules(side_module(last), final, pass_stage(kind)))
+            births = {moved[line]: born for line, born in births.items() if line in moved}
+            edits = {moved[line]: by for line, by in edits.items() if line in moved}
+        ops = [OpOrigin(op.line, op.name, op.text.strip(), ref(births.get(op.line)), ref(edits.get(op.line)))
+               for op in final.ops() if op.name != "<unknown>"]
+        order = sorted(erased.items(), key=lambda kv: (kv[0][3], kv[0][2] if kv[0][2] is not None else -1,
+                                                       kv[0][0], kv[0][1]))
         out[stage] = StageOrigins(stage, tuple(ops), tuple(
-            ErasedOps(form[0], form[1], n, ref(born), ref(by)) for (form, born, by), n in order))
+            ErasedOps(name, form, n, ref(born), at(by)) for (name, form, born, by), n in order))
     return out

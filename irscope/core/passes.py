@@ -1,5 +1,6 @@
-"""One pass of a capture's timeline: its header, what it changed, and its snapshot
-(text and parsed module) read on demand."""
+"""One pass of a capture's timeline: its header, what it did (its
+:class:`~irscope.core.pass_steps.PassStep`), and its snapshot (text and parsed
+module) read on demand."""
 
 from __future__ import annotations
 
@@ -7,23 +8,23 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from irscope.ir import Module
-from irscope.link.provenance import PassChange
+from irscope.core.pass_steps import PassStep
 from irscope.store.bundle import PassRow
 
 
 
 @dataclass(eq=False)
 class Pass:
-    """A per-pass snapshot: the IR *before* the pass (Triton prints "Before" dumps;
-    LLVM "After" ones), and the :class:`~irscope.link.provenance.PassChange` the pass
-    made, computed against the snapshot that follows it (or the stage's final text)."""
+    """A per-pass snapshot (the IR before its pass for Triton's MLIR dumps, after it
+    for LLVM's: :attr:`PassStep.snapshot` says which) and what the pass did."""
 
     index: int
     """Position in the capture's pass list (0-based; what ``--pass N`` takes)."""
     row: PassRow
     """The stored header (stage, kind, when, name, argument, options, anchor...)."""
-    changes: PassChange
-    """What the pass did: ``changed``, ``added``, ``removed``, ``modified``, op counts."""
+    step: PassStep
+    """What the pass did: its sides, parent and depth, its structural counts
+    (``step.counts``) and its op-form detail (``step.forms``)."""
     _text: Callable[[], str] = field(repr=False)
     _module: Callable[[], Module] = field(repr=False)
 
@@ -55,7 +56,7 @@ class Pass:
 
     @property
     def changed(self) -> bool:
-        return self.changes.changed
+        return self.step.changed
 
     @property
     def text(self) -> str:
@@ -69,4 +70,4 @@ class Pass:
 
     def to_json(self) -> dict:
         """The ``irscope passes --json`` object."""
-        return self.changes.to_json() | {"seconds": self.seconds}
+        return self.step.to_json()

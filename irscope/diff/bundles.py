@@ -42,7 +42,7 @@ def compare_pairs(pairs: list[CapturePair], stages: tuple[str, ...] | None = Non
         return [(summarise_pair(p), change_counts(p.a, p.b, stages)) for p in pairs]
     tasks = [(p.a.bundle.path, p.a.id, p.b.bundle.path, p.b.id, p.differs, stages) for p in pairs]
     # The biggest pairs first, so no worker is left with one at the end.
-    order = sorted(range(len(pairs)), key=lambda i: -(pairs[i].a.row.raw_bytes or 0) - (pairs[i].b.row.raw_bytes or 0))
+    order = sorted(range(len(pairs)), key=lambda i: -(pairs[i].a.raw_bytes or 0) - (pairs[i].b.raw_bytes or 0))
     # fork: the workers start with irscope imported, in milliseconds.
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from irscope.core import Capture, IRFile
 from irscope.core.files import DUMP
 from irscope.errors import IrscopeError
 from irscope.ir import Module
-from irscope.compiler.stages import LOWERING
+from irscope.compiler.stages import LOWERING, MLIR, pass_stage
 
 from irscope.irdiff.engine import diff_modules
 from .lines import LineDelta, line_deltas, line_note
@@ -17,9 +18,6 @@ from .metadata import COMPILE, CONSTEXPRS, FieldDelta, metadata_delta
 from .mix import MIX_STAGES, MixDelta, capture_mix, mix_delta
 from irscope.irdiff.model import StageDiff
 from .pipeline import PipelineDelta, pipeline_delta
-
-# A snapshot's kind -> the stage name its diff is reported under (and parsed as).
-_PASS_STAGE = {"mlir": "mlir", "llvm": "llir", "mir": "llir"}
 
 
 @dataclass
@@ -52,9 +50,25 @@ class Comparison:
                 "lines": [ln.to_json() for ln in self.lines], "notes": self.notes}
 
 
-def only_line(d: StageDiff, line: int) -> StageDiff:
-    """The part of a stage diff that belongs to Python ``line``."""
-    return replace(d, changes=tuple(c for c in d.changes if c.python_line == line))
+def only_line(d: StageDiff, line: int | Collection[int]) -> StageDiff:
+    """The part of a stage diff that belongs to Python ``line`` (or to any line of a
+    statement: :func:`statement_lines`)."""
+    lines = (line,) if isinstance(line, int) else line
+    return replace(d, changes=tuple(c for c in d.changes if c.python_line in lines))
+
+
+def on_statements(d: StageDiff, capture: Capture) -> StageDiff:
+    """``d`` with each change's Python line moved to its statement's first line in
+    ``capture``'s source, the line every view shows an op on."""
+    heads = capture.statements
+    return replace(d, changes=tuple(c if c.python_line is None else replace(c, python_line=heads.head(c.python_line))
+                                    for c in d.changes))
+
+
+def statement_lines(a: Capture, b: Capture, line: int) -> frozenset[int]:
+    """Every line of ``line``'s statement on either side: the ops of a statement spanning
+    lines are those of all its lines (:meth:`irscope.core.Capture.ops_at_line`)."""
+    return frozenset(a.statement(line).lines) | frozenset(b.statement(line).lines)
 
 
 def compare_captures(a: Capture, b: Capture, *, stages: tuple[str, ...] | None = None,
@@ -68,8 +82,8 @@ def compare_captures(a: Capture, b: Capture, *, stages: tuple[str, ...] | None =
         sa, sb = a.stage(s), b.stage(s)
         if sa.binary or sb.binary:
             continue
-        d = diff_modules(sa.module, sb.module, s)
-        out.stages[s] = only_line(d, line) if line is not None else d
+        d = on_statements(diff_modules(sa.module, sb.module, s), b)
+        out.stages[s] = only_line(d, statement_lines(a, b, line)) if line is not None else d
     missing = [s for s in want if (s in a.stages) != (s in b.stages)]
     if missing:
         out.notes.append(f"only one side has stage(s) {', '.join(missing)}")
@@ -79,11 +93,12 @@ def compare_captures(a: Capture, b: Capture, *, stages: tuple[str, ...] | None =
             ma, mb = capture_mix(a, s), capture_mix(b, s)
             if ma is not None and mb is not None:
                 out.instruction_mix[s] = mix_delta(ma, mb)
-    if a.row.passes or b.row.passes:
+    if a.pass_count or b.pass_count:
         out.passes = pipeline_delta(a.passes(), b.passes())
     out.lines = line_deltas(a, b, tuple(both))
-    if line is not None:
-        out.lines = [ln for ln in out.lines if ln.line == line]
+    if line is not None:  # per-line counts sit on each statement's first line
+        heads = {a.statement(line).first, b.statement(line).first}
+        out.lines = [ln for ln in out.lines if ln.line in heads]
     note = line_note(a, b)
     if note:
         out.notes.append(note)
@@ -105,7 +120,7 @@ def change_counts(a: Capture, b: Capture, stages: tuple[str, ...] | None = None)
 def pass_module(capture: Capture, index: int) -> tuple[str, Module]:
     """(stage name to report it under, parsed module) of pass snapshot ``index``."""
     p = capture.pass_at(index)
-    return _PASS_STAGE.get(p.kind, "mlir"), p.module
+    return pass_stage(p.kind), p.module
 
 
 def compare_passes(a: Capture, ia: int, b: Capture, ib: int, *, line: int | None = None,
@@ -115,8 +130,8 @@ def compare_passes(a: Capture, ia: int, b: Capture, ib: int, *, line: int | None
     sb, mb = pass_module(b, ib)
     if sa != sb:
         raise IrscopeError(f"pass {ia} is {sa} and pass {ib} is {sb}: only one format can be compared")
-    d = diff_modules(ma, mb, sa)
-    return Comparison(a_label, b_label, {sa: only_line(d, line) if line is not None else d})
+    d = on_statements(diff_modules(ma, mb, sa), b)
+    return Comparison(a_label, b_label, {sa: only_line(d, statement_lines(a, b, line)) if line is not None else d})
 
 
 def compare_files(a: IRFile, b: IRFile, *, line: int | None = None) -> Comparison:
@@ -129,27 +144,10 @@ def compare_files(a: IRFile, b: IRFile, *, line: int | None = None) -> Compariso
     stage = fmt
     if fmt == DUMP:
         kinds = {s.family for s in a.snapshots[-1:] + b.snapshots[-1:]}
-        stage = _PASS_STAGE.get(kinds.pop(), "mlir") if len(kinds) == 1 else "mlir"
+        stage = pass_stage(kinds.pop()) if len(kinds) == 1 else MLIR
     d = diff_modules(a.module, b.module, stage)
     d = replace(d, stage=fmt)
     out = Comparison(a.path, b.path, {fmt: only_line(d, line) if line is not None else d})
     if fmt == DUMP:
         out.notes.append("dump streams: their last snapshots are compared (irscope diff --passes steps through one)")
-    return out
-
-
-def step_passes(capture: Capture, stage: str | None = None) -> list[tuple[int, int, StageDiff]]:
-    """Each pass snapshot against the one after it (the IR before and after the
-    pass), like a stepper run as one report: (pass index, next index, diff)."""
-    passes = capture.passes()
-    out = []
-    for p, q in zip(passes, passes[1:]):
-        if stage and p.stage != stage:
-            continue
-        if p.kind != q.kind or p.stage != q.stage:
-            continue  # the result of a stage's last pass is the stage text: not comparable here
-        if not p.changed:
-            continue
-        s = _PASS_STAGE.get(p.kind, "mlir")
-        out.append((p.index, q.index, diff_modules(p.module, q.module, s)))
     return out

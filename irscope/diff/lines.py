@@ -1,8 +1,9 @@
-"""Per-Python-line deltas: for every line of the kernel, how many ops of each stage
-belong to it on side A and on side B, by the one rule of
-:mod:`irscope.ir.python_lines` (an op belongs to the line of its innermost user frame).
+"""Per-Python-line deltas: for every statement of the kernel (by its first line), how
+many ops of each stage belong to it on side A and on side B, by the core's rule
+(:meth:`irscope.core.Capture.ops_by_line`: an op belongs to the line of its innermost
+user frame, and a statement spanning lines owns the ops of all of them).
 
-Each stage is read in one pass over its ops (a counter per line), not one
+Each stage is read in one pass over its ops (the core's per-line index), not one
 ``ops_at_line`` per line: a kernel of 200 lines costs five walks, not a thousand.
 Lines are matched by number. That is exact when both captures compiled the same
 file (one kernel across Triton versions or configs); across two files (a renamed
@@ -14,11 +15,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from irscope.compiler.stages import LOWERING
 from irscope.core import Capture
 from irscope.diff.metadata import CountDelta
-from irscope.ir.python_lines import python_line, same_file
+from irscope.ir.python_lines import same_file
 
-LINE_STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+LINE_STAGES = LOWERING
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,18 +51,9 @@ class LineDelta:
 
 
 def line_counts(capture: Capture, stage: str) -> Counter:
-    """Python line -> number of ``stage`` ops that belong to it (ops of no line, or
-    of a line in another file, left out)."""
-    counts: Counter = Counter()
-    file = capture.row.file
-    st = capture.stage(stage)
-    if st.binary:
-        return counts
-    for op in st.module.ops():
-        n = python_line(op.location, file)
-        if n is not None:
-            counts[n] += 1
-    return counts
+    """Python statement (its first line) -> number of ``stage`` ops that belong to it
+    (ops of no line, or of a line in another file, left out)."""
+    return Counter({n: len(ops) for n, ops in capture.ops_by_line(stage).items()})
 
 
 def line_deltas(a: Capture, b: Capture,
@@ -84,7 +77,7 @@ def line_deltas(a: Capture, b: Capture,
 def line_note(a: Capture, b: Capture) -> str | None:
     """A sentence for the report when lines are matched by number across two
     different kernel files (or sources); None when both compiled the same file."""
-    fa, fb = a.row.file, b.row.file
+    fa, fb = a.file, b.file
     if fa != fb and not (fa and fb and same_file(fa, fb)):  # one path printed relative, one absolute
         return f"the kernels come from two files ({fa} and {fb}): Python lines are compared by number"
     if a.source.text is not None and b.source.text is not None and \

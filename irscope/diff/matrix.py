@@ -118,7 +118,7 @@ def side_figures(label: str, capture: Capture) -> SideFigures:
     r = capture.resources
     occ = capture.occupancy
     mixes = {s: capture_mix(capture, s) for s in MIX_STAGES}
-    seconds = capture.row.compile_seconds
+    seconds = capture.compile_seconds
     return SideFigures(
         label=label, capture=capture.title(), capture_id=capture.id, triton_version=capture.triton_version,
         target=capture.target, registers=r.registers, spills=r.spills, shared=r.shared,

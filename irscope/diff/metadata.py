@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from irscope.core import Capture
+from irscope.core.variant import compile_option as core_compile_option
 
 # Field groups, in the order a view prints them.
 COMPILE, CONSTEXPRS, RESOURCES, OCCUPANCY = "compile", "constexprs", "resources", "occupancy"
@@ -117,13 +118,9 @@ class CountDelta:
 
 
 def compile_option(capture: Capture, name: str) -> Any:
-    """A compile option (``num_warps``, ``num_stages``, ``num_ctas``, ``maxnreg``):
-    from the compile options, else Triton's metadata (older bundles and failed
-    compiles may have only one of them)."""
-    opts = capture.options
-    if name in opts:
-        return opts[name]
-    return capture.metadata.get(name)
+    """A compile option (``num_warps``, ``num_stages``, ``num_ctas``, ``maxnreg``), by the
+    core's one rule (:func:`irscope.core.variant.compile_option`)."""
+    return core_compile_option(capture.variant, capture.options, capture.metadata, name)
 
 
 def metadata_delta(a: Capture, b: Capture) -> list[FieldDelta]:
@@ -148,5 +145,5 @@ def metadata_delta(a: Capture, b: Capture) -> list[FieldDelta]:
 
 
 def _seconds(capture: Capture) -> float | None:
-    s = capture.row.compile_seconds
+    s = capture.compile_seconds
     return round(s, 3) if isinstance(s, (int, float)) else None

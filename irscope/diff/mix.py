@@ -21,7 +21,7 @@ from irscope.core import Capture
 from irscope.diff.metadata import CountDelta
 from irscope.errors import IrscopeError
 from irscope.ir import Module
-from irscope.compiler.stages import LOWERING
+from irscope.compiler.stages import LOWERING, PTX, SASS
 
 GLOBAL_LOAD, GLOBAL_STORE = "global_load", "global_store"
 SHARED_LOAD, SHARED_STORE = "shared_load", "shared_store"
@@ -31,7 +31,7 @@ CLASSES = (GLOBAL_LOAD, GLOBAL_STORE, SHARED_LOAD, SHARED_STORE, LOCAL, ATOMIC, 
            CONVERSION, CONTROL_FLOW, OTHER)
 """Every class, in the order views print them."""
 
-MIX_STAGES = ("ptx", "sass")
+MIX_STAGES = (PTX, SASS)
 """The stages :func:`instruction_mix` classifies."""
 
 # -- PTX -----------------------------------------------------------------------
@@ -39,7 +39,7 @@ MIX_STAGES = ("ptx", "sass")
 # Loads and stores are classed by their state space, wherever it stands among the
 # qualifiers (``ld.relaxed.gpu.global.b32``). A generic-address ld/st (no space) is
 # counted as global: Triton emits generic pointers only for global memory.
-_PTX_SPACE = {"global": (GLOBAL_LOAD, GLOBAL_STORE), "shared": (SHARED_LOAD, SHARED_STORE),
+_PTX_SPACE: dict[str | None, tuple[str, str]] = {"global": (GLOBAL_LOAD, GLOBAL_STORE), "shared": (SHARED_LOAD, SHARED_STORE),
               "local": (LOCAL, LOCAL), "param": (OTHER, OTHER), "const": (OTHER, OTHER)}
 _PTX_BARRIER = frozenset({"bar", "barrier", "mbarrier", "membar", "fence"})
 _PTX_CONTROL = frozenset({"bra", "brx", "ret", "exit", "call", "trap", "brkpt"})
@@ -133,9 +133,9 @@ def _sass_class(opcode: str) -> str:
 def classify(opcode: str, stage: str) -> str:
     """The class (one of :data:`CLASSES`) of one PTX or SASS opcode as the parsers
     name it (``ld.global.v4.b32``, ``LDG.E.128``; no predicate)."""
-    if stage == "ptx":
+    if stage == PTX:
         return _ptx_class(opcode)
-    if stage == "sass":
+    if stage == SASS:
         return _sass_class(opcode)
     raise IrscopeError(f"instruction classes are for {' and '.join(MIX_STAGES)}, not {stage}")
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from irscope.core import Capture
+from irscope.core import Capture, occupancy_text
 from irscope.diff.metadata import CountDelta, FieldDelta, compile_option, field_delta
 from irscope.diff.mix import CLASSES, MIX_STAGES, capture_mix, ops_per_stage
 
@@ -144,7 +144,7 @@ class PairSummary:
     spills: FieldDelta
     shared: FieldDelta
     occupancy: FieldDelta
-    """Blocks per SM and the binding limit, as ``"2x4w registers"``."""
+    """Blocks per SM and the binding limit, as ``"2x4w regs"``."""
     ops: tuple[CountDelta, ...]
     """Ops per lowering stage both hold (``name`` is the stage)."""
     instructions: tuple[CountDelta, ...]
@@ -166,11 +166,9 @@ class PairSummary:
 
 
 def occupancy_label(capture: Capture) -> str | None:
-    """``"2x4w registers"``: resident blocks, warps per block, the binding limit."""
-    occ = capture.occupancy
-    if occ is None:
-        return None
-    return f"{occ.blocks_per_sm}x{occ.num_warps}w {occ.limited_by}"
+    """``"2x4w regs"``: resident blocks, warps per block, the binding limit (the
+    core's one wording, :func:`irscope.core.occupancy_text`)."""
+    return occupancy_text(capture.occupancy)
 
 
 def instruction_counts(capture: Capture) -> dict[str, int]:

@@ -52,14 +52,17 @@ class PassEffect:
     added: int
     removed: int
     modified: int
+    moved: int = 0
 
     @classmethod
     def of(cls, p: Pass) -> PassEffect:
-        c = p.changes
-        return cls(c.changed, c.added, c.removed, c.modified)
+        """The pass's step counts (:class:`irscope.core.pass_steps.PassStep`)."""
+        c = p.step.counts
+        return cls(p.step.changed, c.added, c.removed, c.changed, c.moved)
 
     def to_json(self) -> dict:
-        return {"changed": self.changed, "added": self.added, "removed": self.removed, "modified": self.modified}
+        return {"changed": self.changed, "added": self.added, "removed": self.removed, "modified": self.modified,
+                "moved": self.moved}
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ class Side:
     @property
     def label(self) -> str:
         """How reports name the side."""
-        if self.capture is not None:
+        if self.capture is not None and self.bundle is not None:  # (a capture comes with its bundle)
             c = self.capture
             return f"{os.path.basename(self.bundle.path)}:{c.kernel}@{c.target} (#{c.id}, Triton {c.triton_version})"
         return self.spec

@@ -14,7 +14,7 @@ nodes). Ops in ``keep`` (region owners, yields) are always drawn.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Sequence, Set as AbstractSet
 from dataclasses import dataclass
 
 
@@ -54,7 +54,7 @@ def _group_key(m: Member, level: str) -> Hashable:
     return (m.clusters[0] if m.clusters else None,)
 
 
-def plan(members: Sequence[Member], max_nodes: int, keep: set[str] = frozenset()) -> Plan:
+def plan(members: Sequence[Member], max_nodes: int, keep: AbstractSet[str] = frozenset()) -> Plan:
     """Fold ``members`` so that at most ``max_nodes`` nodes are drawn where it can be
     done (the coarsest grouping, one group per function plus ``keep``, is the floor)."""
     free = [m for m in members if m.key not in keep]

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from irscope.compiler.stages import pass_stage
 from irscope.irdiff.engine import diff_modules
-from irscope.irdiff.model import REMOVED, OpRef
+from irscope.irdiff.model import REMOVED, OpRef, StageDiff
 from irscope.ir import Module
-
-# A snapshot's kind -> the format its diff runs as (as irscope.diff.compare does).
-_PASS_FORMAT = {"mlir": "mlir", "llvm": "llir", "mir": "llir"}
 
 
 @dataclass
@@ -30,7 +28,11 @@ class Highlight:
 def diff_highlight(drawn: Module, other: Module, fmt: str, other_name: str, heading: str | None = None) -> Highlight:
     """Colour ``drawn`` against ``other``: added = only in ``drawn``. ``heading``
     starts the note (default: ``against OTHER``)."""
-    d = diff_modules(other, drawn, fmt)
+    return highlight_of(diff_modules(other, drawn, fmt), other_name, heading)
+
+
+def highlight_of(d: StageDiff, other_name: str, heading: str | None = None) -> Highlight:
+    """The colours of one diff, drawn on its *after* side (``other_name``: its before)."""
     h = Highlight(removed_label=f"only in {other_name}")
     for c in d.changes:
         if c.kind == REMOVED:
@@ -56,26 +58,21 @@ class PassView:
 
 
 def pass_view(capture, index: int) -> PassView:
-    """Pass ``index`` of ``capture``: the IR it produced (the next snapshot, or the
-    stage's final text after a stage's last pass), with the ops it added or changed
-    coloured and the ops it erased listed. When the IR after the pass was not printed
-    in a comparable form, the snapshot before it is drawn, uncoloured."""
+    """Pass ``index`` of ``capture``: the IR after it (the core's pass step says where
+    that is: the next snapshot, the stage's text, or the snapshot itself for an LLVM
+    "after" dump), with the ops it added or changed coloured and the ops it erased
+    listed. When the IR on one side of the pass is not kept in a comparable form,
+    the pass's own snapshot is drawn, uncoloured."""
     p = capture.pass_at(index)
-    passes = capture.passes()
-    fmt = _PASS_FORMAT.get(p.kind, "mlir")
-    after: Module | None = None
-    where = ""
-    nxt = passes[index + 1] if index + 1 < len(passes) else None
-    if nxt is not None and nxt.stage == p.stage and nxt.kind == p.kind:
-        after, where = nxt.module, f"snapshot {index + 1}"
-    else:
-        info = capture.stage(p.stage).info if p.stage in capture.stages else None
-        if info is not None and info.passes_kind == p.kind:
-            after, where = capture.stage(p.stage).module, f"the final {p.stage}"
+    step = p.step
     name = f"pass {index} {p.name}" + (f" ({p.argument})" if p.argument else "")
-    if after is None:
+    if step.before is None or step.after is None:
         return _before_only(p, name)
-    h = diff_highlight(after, p.module, fmt, f"the IR before {name}", heading=f"{name}, IR after it ({where})")
+    after = capture.side_module(step.after)
+    d = step.text_diff
+    if d is None:  # the same text on both sides
+        d = diff_modules(after, after, pass_stage(p.kind))
+    h = highlight_of(d, f"the IR before {name}", heading=f"{name}, IR after it ({step.after.label})")
     h.removed_label = f"erased by pass {index}"
     if not p.changed:
         h.notes.append(f"pass {index} did not change the IR")
@@ -83,7 +80,9 @@ def pass_view(capture, index: int) -> PassView:
 
 
 def _before_only(p, name: str) -> PassView:
-    note = (f"the IR after {name} is not printed in a comparable form (the stage's next text is another "
-            f"format): its snapshot before the pass is drawn, nothing coloured")
+    side = p.step.snapshot
+    other = "after" if side == "before" else "before"
+    note = (f"the IR {other} {name} is not printed in a comparable form (the neighbouring text is another "
+            f"format): its snapshot ({side} the pass) is drawn, nothing coloured")
     h = Highlight(notes=[note])
-    return PassView(p.module, f"{name}: IR before it", h)
+    return PassView(p.module, f"{name}: IR {side} it", h)

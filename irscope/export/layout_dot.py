@@ -30,7 +30,7 @@ import html
 import itertools
 import textwrap
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from irscope.errors import IrscopeError
 
@@ -70,7 +70,7 @@ def _lines(text: str, width: int = 110, most: int = 4) -> str:
     return '<BR ALIGN="LEFT"/>'.join(html_text(w) for w in wrapped) + '<BR ALIGN="LEFT"/>'
 
 
-def _grids(shape: tuple[int, ...]) -> list[tuple[str, int, int, list]]:
+def _grids(shape: tuple[int, ...]) -> list[tuple[str, int, int, Callable[..., tuple[int, ...] | None]]]:
     """(caption, rows, cols, index_of(r, c)) for each grid a shape is drawn as."""
     if len(shape) == 1:
         n = shape[0]
@@ -78,7 +78,7 @@ def _grids(shape: tuple[int, ...]) -> list[tuple[str, int, int, list]]:
         rows = -(-n // cols)
         return [("", rows, cols, lambda r, c: (r * cols + c,) if r * cols + c < n else None)]
     rows, cols = shape[-2], shape[-1]
-    out = []
+    out: list[tuple[str, int, int, Callable[..., tuple[int, ...] | None]]] = []
     for lead in itertools.product(*(range(n) for n in shape[:-2])):
         caption = f"[{', '.join(map(str, lead))}, :, :]" if lead else ""
         out.append((caption, rows, cols, lambda r, c, lead=lead: lead + (r, c)))
@@ -170,9 +170,9 @@ def _grid(pic: LayoutPicture, pid: int, compact: bool, tooltips: bool | None) ->
         for r in range(rows):
             row = []
             if r % step == 0:
-                label = r * cols if one_d else r
+                row_label = r * cols if one_d else r
                 row.append(f'<TD ROWSPAN="{min(step, rows - r)}" ALIGN="RIGHT" VALIGN="TOP">'
-                           f'<FONT POINT-SIZE="6">{label} </FONT></TD>')
+                           f'<FONT POINT-SIZE="6">{row_label} </FONT></TD>')
             row.extend(_cell(cells, index_of(r, c), pid, size) for c in range(cols))
             out.append("<TR>" + "".join(row) + "</TR>")
     out.append("</TABLE>")

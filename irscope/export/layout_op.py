@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from irscope.compiler.stages import TTGIR
 from irscope.errors import IrscopeError
 from irscope.ir.layouts import SharedEncoding
 from irscope.ir.types import MemDescType, PointerType, ScalarType, TensorType
@@ -93,7 +94,7 @@ def _side(role: str, value: str, t, aliases) -> LayoutSide:
     return LayoutSide(role, clean(value, 60), text, pic)
 
 
-def op_layouts(module, line: int, stage: str = "ttgir") -> OpLayouts:
+def op_layouts(module, line: int, stage: str = TTGIR) -> OpLayouts:
     """The layouts of the op that starts at ``line`` of ``module`` (a parsed stage).
 
     IrscopeError (one line) when no op starts there or it has no tensor result

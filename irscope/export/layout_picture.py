@@ -24,6 +24,7 @@ by the core decoder (:mod:`irscope.ir.layouts`), never re-derived here:
 from __future__ import annotations
 
 import re
+from typing import Any
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -126,12 +127,12 @@ def parse_shape(text: str) -> tuple[tuple[int, ...], int | None]:
     s = clean(text, 80).strip()
     m = _SHAPE.fullmatch(s)
     dims = tuple(int(d) for d in m.group(1).split("x")) if m else ()
-    if not dims or any(d <= 0 or d > 1 << 20 for d in dims):
+    if m is None or not dims or any(d <= 0 or d > 1 << 20 for d in dims):
         raise IrscopeError(f"--shape {s!r} is not a shape like 64x64 or 128x32xf16 (positive sizes, 'x' between)")
     bits = None
     if m.group(2):
-        elem = parse_type(f"tensor<1x{m.group(2)}>")
-        elem = elem.element if isinstance(elem, TensorType) else None
+        tensor = parse_type(f"tensor<1x{m.group(2)}>")
+        elem = tensor.element if isinstance(tensor, TensorType) else None
         if not isinstance(elem, ScalarType) or not elem.bits:
             raise IrscopeError(f"--shape {s!r}: {m.group(2)!r} is not an element type like f16, bf16, i8, f32")
         bits = elem.bits
@@ -163,7 +164,7 @@ def picture_of(encoding: Encoding | str, shape: Sequence[int], *, element_bits: 
     if numel > MAX_JSON_ELEMENTS:
         raise IrscopeError(f"shape {list(shape)} has {numel} elements; at most {MAX_JSON_ELEMENTS} are mapped")
     text = clean(enc.raw, 2000)  # an alias decodes to its resolved text
-    base = {"title": clean(title if title is not None else text, 300), "encoding": text,
+    base: dict[str, Any] = {"title": clean(title if title is not None else text, 300), "encoding": text,
             "summary": clean(enc.describe(), 600), "encoding_kind": enc.kind}
     if isinstance(enc, DistributedEncoding):
         return LayoutPicture(shape=shape, kind="distributed", layout=enc.owners(shape), **base)

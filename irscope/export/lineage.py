@@ -1,8 +1,9 @@
 """The lineage of one Python line: the line, then its TTIR ops, TTGIR ops, LLVM IR,
 PTX and SASS instructions, with the links between adjacent stages.
 
-The ops of each stage are those of the line by the one rule
-(:meth:`irscope.core.Capture.ops_at_line`); links come from the capture's link
+The ops of each stage are those of the line's statement by the one rule
+(:meth:`irscope.core.Capture.ops_at_line`: a statement spanning lines owns the ops
+of all of them); links come from the capture's link
 graph (:meth:`irscope.core.Capture.links`) and are drawn by kind: solid for
 op-exact ones (``same-op``, ``exact``, ``derived``), dashed for links by location
 only (``same-location``), dotted for SASS's by-line links (``same-line``). The
@@ -17,16 +18,18 @@ from collections import Counter
 from itertools import pairwise
 
 from irscope.errors import IrscopeError
-from irscope.compiler.stages import LOWERING, STAGES
+from irscope.compiler.stages import LLIR, LOWERING, PTX, SOURCE, TTGIR, display_name
 
 from .graph import OpGraph, add_cluster, capture_title, new_graph
 from .style import STAGE_FILL, clean, dialect_fill
 
 PER_STAGE = 16
 """A stage with more ops than this at the line is folded by op name."""
+SOURCE_LINES = 4
+"""Lines of a multi-line statement the Python node prints (the tooltip has them all)."""
 
 _EXACT_KINDS = ("same-op", "exact", "derived")
-_EDGE_LOOK = {"same-op": {"penwidth": 2.0}, "exact": {"penwidth": 2.0}, "derived": {},
+_EDGE_LOOK: dict[str, dict[str, object]] = {"same-op": {"penwidth": 2.0}, "exact": {"penwidth": 2.0}, "derived": {},
               "same-location": {"style": "dashed"}, "same-line": {"style": "dotted"}}
 _KIND_WORDS = {"same-op": "op-exact (same op, same location chain)", "exact": "op-exact (--exact-links)",
                "derived": "derived (ops passes added at a location TTIR ops share)",
@@ -36,20 +39,24 @@ _KIND_WORDS = {"same-op": "op-exact (same op, same location chain)", "exact": "o
 def lineage_graph(capture, line: int) -> OpGraph:
     """What Python ``line`` of ``capture``'s kernel became in every stage."""
     per_stage = capture.ops_at_line(line)
+    unit = per_stage.statement  # the line's whole statement: its ops may sit on any of its lines
+    where = f"Python line {line}" if not unit.spans else f"Python lines {unit.label()}"
     stages = [s for s in LOWERING if per_stage.get(s)]
     if not stages:
         src = capture.source
         span = f" (the kernel spans lines {src.first_line}..{src.last_line})" if src.first_line and src.last_line else ""
-        raise IrscopeError(f"no op of any stage comes from Python line {line}{span}")
-    g = new_graph(f"{capture_title(capture)} \u00b7 lineage of Python line {line}", "lineage")
-    text = capture.source.line(line)
-    g.add_node("python", kind="source", line=line, shape="note", fill=STAGE_FILL["source"],
-               label=[f"Python line {line}", clean((text or "").strip(), 90)], tooltip=clean(text or "", 300))
+        raise IrscopeError(f"no op of any stage comes from {where}{span}")
+    g = new_graph(f"{capture_title(capture)} \u00b7 lineage of {where}", "lineage")
+    texts = [capture.source.line(n) or "" for n in unit.lines]
+    shown = [clean(t.strip(), 90) for t in texts[:SOURCE_LINES]]
+    if len(texts) > SOURCE_LINES:
+        shown.append(f"(+{len(texts) - SOURCE_LINES} lines)")
+    g.add_node("python", kind=SOURCE, line=unit.first, last_line=unit.last, shape="note",
+               fill=STAGE_FILL[SOURCE], label=[where, *shown], tooltip=clean("\n".join(texts), 300))
     rep: dict[tuple[str, int], str] = {}
     for s in stages:
-        info = STAGES.get(s)
         ops = per_stage[s]
-        cid = add_cluster(g, f"stage:{s}", clean(f"{info.display_name if info else s}: {len(ops):,} op(s)", 80),
+        cid = add_cluster(g, f"stage:{s}", clean(f"{display_name(s)}: {len(ops):,} op(s)", 80),
                           None, "stage", STAGE_FILL.get(s, "#fafafa"))
         if len(ops) <= PER_STAGE:
             for op in ops:
@@ -69,7 +76,7 @@ def lineage_graph(capture, line: int) -> OpGraph:
                 rep[(s, op.line)] = f"{s}:group:{op.name}"
     for op in per_stage[stages[0]]:
         if not g.has_edge("python", rep[(stages[0], op.line)]):
-            g.add_edge("python", rep[(stages[0], op.line)], kind="source")
+            g.add_edge("python", rep[(stages[0], op.line)], kind=SOURCE)
     notes = _link(g, capture, stages, per_stage, rep)
     if any(len(per_stage[s]) > PER_STAGE for s in stages):
         notes.append(f"stages with more than {PER_STAGE} ops at the line are folded by op name")
@@ -107,7 +114,7 @@ def _link(g, capture, stages: list[str], per_stage, rep) -> list[str]:
             continue
         words = ", ".join(f"{n:,} {_KIND_WORDS.get(k, k)}" for k, n in kinds.most_common())
         note = f"{a} -> {b}: {words}"
-        if a == "ttgir" and b in ("llir", "ptx") and "exact" not in kinds:
+        if a == TTGIR and b in (LLIR, PTX) and "exact" not in kinds:
             note += " (capture with --exact-links for op-exact TTGIR links)"
         if outside:
             note += f"; {outside:,} link(s) lead to ops of other lines, not drawn"

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from irscope.compiler.stages import FAMILY_MLIR, PTX, SASS
 from irscope.errors import IrscopeError
 from irscope.ir import Module
+from irscope.ir.statements import StatementMap
 
 from . import collapse
 from .focus import by_lines, by_op
@@ -58,7 +60,7 @@ def stage_graph(capture, stage: str | None, *, lines: tuple[int, int] | None = N
     only here.
     IrscopeError (one line) for a stage, pass or op that is not there.
     """
-    file = capture.row.file
+    file = capture.file
     title = capture_title(capture)
     if pass_index is not None:
         if diff_against is not None:
@@ -66,7 +68,7 @@ def stage_graph(capture, stage: str | None, *, lines: tuple[int, int] | None = N
         view = pass_view(capture, pass_index)
         return module_graph(view.module, title=f"{title} \u00b7 {view.what}", file=file, lines=lines, op=op,
                             radius=radius, max_nodes=max_nodes, highlight=view.highlight,
-                            source_line=capture.source.line)
+                            source_line=capture.source.line, statements=capture.statements)
     if not stage:
         raise IrscopeError("name a stage (--stage ttgir) or a pass (--pass N)")
     module = capture.stage(stage).module
@@ -75,11 +77,13 @@ def stage_graph(capture, stage: str | None, *, lines: tuple[int, int] | None = N
         other, other_name = _other_module(diff_against, stage)
         highlight = diff_highlight(module, other, stage, other_name)
     return module_graph(module, title=f"{title} \u00b7 {stage}", file=file, lines=lines, op=op, radius=radius,
-                        max_nodes=max_nodes, highlight=highlight, source_line=capture.source.line)
+                        max_nodes=max_nodes, highlight=highlight, source_line=capture.source.line,
+                        statements=capture.statements)
 
 
 def _other_module(other, stage: str) -> tuple[Module, str]:
     from irscope.core import IRFile
+    from irscope.core.files import DUMP
 
     if isinstance(other, Module):
         return other, "the other side"
@@ -89,7 +93,7 @@ def _other_module(other, stage: str) -> tuple[Module, str]:
         try:
             same = family_of(other.format) == family_of(stage)
         except ValueError:  # a dump stream, or a format the diff does not know
-            same = other.format == "dump" and family_of(stage) == "mlir"
+            same = other.format == DUMP and family_of(stage) == FAMILY_MLIR
         if not same:
             raise IrscopeError(f"{clean(other.path, 120)} is {other.format}, and the {stage} stage cannot be "
                                f"compared with it: give a {stage} file")
@@ -101,15 +105,22 @@ def _other_module(other, stage: str) -> tuple[Module, str]:
 
 def module_graph(module: Module, *, title: str, file: str | None = None, lines: tuple[int, int] | None = None,
                  op: str | None = None, radius: int | None = None, max_nodes: int | None = None,
-                 highlight: Highlight | None = None, source_line=None) -> OpGraph:
+                 highlight: Highlight | None = None, source_line=None,
+                 statements: StatementMap | None = None) -> OpGraph:
     """The op graph of any parsed module (see :func:`stage_graph` for the options);
     ``file`` is the kernel's file, whose lines count as Python lines, and
-    ``source_line(n)`` (optional) its text, quoted in summary nodes."""
+    ``source_line(n)`` (optional) its text, quoted in summary nodes. With
+    ``statements`` (a capture's, :attr:`irscope.core.Capture.statements`) an op's
+    Python line is its statement's first line, as every other view shows it."""
     if radius is not None and op is None:
         raise IrscopeError("--radius goes with --op NAME")
     if max_nodes is not None and max_nodes < 0:
         raise IrscopeError(f"--max-nodes {max_nodes}: give 0 (no limit) or more")
     s = build_structure(module, file)
+    if statements is not None:  # the core's rule: a statement spanning lines is shown on its first
+        for t in s.things.values():
+            if t.python_line is not None:
+                t.python_line = statements.head(t.python_line)
     g = new_graph(clean(title, 300), "stage")
     notes: list[str] = []
     keys = list(s.things)
@@ -148,7 +159,7 @@ def module_graph(module: Module, *, title: str, file: str | None = None, lines: 
     if s.module_ops:
         notes.append(f"{s.module_ops:,} module-level op(s) (globals, declarations) not drawn")
     _emit(g, s, keys, plan, highlight, module.stage, source_line)
-    if removed:
+    if removed and highlight is not None:  # (only a highlight has removed ops)
         _removed(g, removed, highlight.removed_label, room)
     g.graph["notes"] = [clean(n, 300) for n in notes]
     return OpGraph(g, list(g.graph["notes"]), total)
@@ -162,7 +173,7 @@ def _fill_of(t: Thing, stage: str) -> tuple[str, str]:
     """(fill, legend name) of an op."""
     if t.op is None:
         return "#ffffff", ""
-    if stage in ("ptx", "sass"):
+    if stage in (PTX, SASS):
         from irscope.diff.mix import CLASSES, classify
 
         from .style import CLASS_FILL
@@ -231,6 +242,7 @@ def _emit(g, s: Structure, keys: list[str], plan: collapse.Plan, h: Highlight | 
 def _thing_attrs(t: Thing, fill: str, du_cache) -> dict:
     if t.op is None:
         v = t.arg
+        assert v is not None  # a thing is an op or a block argument
         return {"kind": "block_arg", "name": clean(v.name, 60), "type": clean(v.type_text, 200),
                 "python_line": t.python_line, "cluster": t.clusters[-1], "shape": "ellipse", "fill": "#ffffff",
                 "label": [clean(v.name, 40)] + ([short_type(v.type_text)] if v.type_text else []),
@@ -288,8 +300,8 @@ def _group_attrs(things: list[Thing], gkey, status: dict | None, stage: str, sou
              "tooltip": clean(f"{len(things):,} ops folded (IR lines {first}-{last}): "
                               + counts_line(names, 12), 400)}
     if status is not None:
-        got = Counter(status.get(t.op.line) for t in things if t.op is not None)
-        got.pop(None, None)
+        got: Counter[str] = Counter(st for t in things if t.op is not None
+                                    and (st := status.get(t.op.line)) is not None)
         attrs["statuses"] = dict(got)
         if got:
             top = got.most_common(1)[0][0]

@@ -2,7 +2,7 @@
 against Triton's architecture diagram.
 
 Stages are clusters and passes are nodes, in order, each annotated with the ops it
-added, removed and changed (:class:`irscope.link.provenance.PassChange`) and its
+added, removed, changed and moved (:class:`irscope.core.pass_steps.PassStep`) and its
 time; passes that left the IR alone are greyed. Stages without passes (PTX, cubin,
 SASS) follow as single nodes. With ``other`` (another capture), passes that only
 one capture ran are marked, from :func:`irscope.diff.pipeline.pipeline_delta`: runs
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from irscope.diff.pipeline import pipeline_delta
 from irscope.errors import IrscopeError
-from irscope.compiler.stages import STAGES, stage_rank
+from irscope.compiler.stages import JSON, LOG, SOURCE, STAGES, display_name, stage_rank
 
 from .graph import OpGraph, add_cluster, capture_title, new_graph
 from .style import GREY_FILL, GREY_TEXT, STAGE_FILL, STATUS, clean
@@ -30,14 +30,15 @@ def _seconds(s: float | None) -> str:
 
 
 def _effect(p) -> str:
-    c = p.changes
-    if not c.after_known:
+    s = p.step
+    if not s.after_known:
         return "effect unknown (IR after it not comparable)"
-    if not c.changed:
+    if not s.changed:
         return "unchanged"
+    c = s.counts
     parts = [f"+{c.added:,}" if c.added else "", f"\u2212{c.removed:,}" if c.removed else "",
-             f"~{c.modified:,}" if c.modified else ""]
-    text = " ".join(x for x in parts if x) or "changed (no op count moved)"
+             f"~{c.changed:,}" if c.changed else "", f">{c.moved:,}" if c.moved else ""]
+    text = " ".join(x for x in parts if x) or "changed (no op changed: attributes, locations)"
     return text
 
 
@@ -49,7 +50,7 @@ def pipeline_graph(capture, other=None) -> OpGraph:
         raise IrscopeError(f"{capture.title()} has no pass snapshots (capture with irscope run records them)")
     g = new_graph(f"{capture_title(capture)} \u00b7 pass pipeline", "pipeline")
     notes = [(f"{len(passes)} passes, {sum(1 for p in passes if p.changed)} changed the IR; "
-              "label: +added \u2212removed ~changed ops, time from MLIR's/LLVM's timing report")]
+              "label: +added \u2212removed ~changed >moved ops, time from MLIR's/LLVM's timing report")]
     marks: dict[int, str] = {}
     ghosts: dict[str, list] = {}
     if other is not None:
@@ -68,18 +69,17 @@ def pipeline_graph(capture, other=None) -> OpGraph:
                            f"{sum(1 for v in marks.values() if v == 'effect-differs')} with another effect (orange)",
                            300))
     stage_names = list(dict.fromkeys(p.stage for p in passes))
-    chain = [s for s in capture.stages if STAGES.get(s) is not None and s not in ("source", "json", "log")]
+    chain = [s for s in capture.stages if STAGES.get(s) is not None and s not in (SOURCE, JSON, LOG)]
     order = sorted(dict.fromkeys([*stage_names, *chain]), key=stage_rank)
     prev = None
-    if "source" in capture.stages or capture.source.text:
-        g.add_node("source", kind="source", shape="note", fill=STAGE_FILL["source"],
-                   label=[clean(f"Python: {capture.kernel}", 60), clean(capture.row.file or "", 60)],
-                   tooltip=clean(capture.row.file or capture.kernel, 300), cluster=None)
-        prev = "source"
+    if SOURCE in capture.stages or capture.source.text:
+        g.add_node(SOURCE, kind=SOURCE, shape="note", fill=STAGE_FILL[SOURCE],
+                   label=[clean(f"Python: {capture.kernel}", 60), clean(capture.file or "", 60)],
+                   tooltip=clean(capture.file or capture.kernel, 300), cluster=None)
+        prev = SOURCE
     for stage in order:
-        info = STAGES.get(stage)
         cid = f"stage:{stage}"
-        name = info.display_name if info is not None else stage
+        name = display_name(stage)
         mine = [p for p in passes if p.stage == stage]
         total = sum(p.seconds or 0 for p in mine)
         label = f"{stage}: {name}" + (f" \u00b7 {len(mine)} passes" if mine else "") + \
@@ -126,15 +126,18 @@ def _stage_size(capture, stage: str) -> str:
 
 
 def _pass_attrs(p, cid: str, mark: str | None) -> dict:
-    c = p.changes
+    s = p.step
+    c = s.counts
     effect = _effect(p)
-    lines = [clean(f"#{p.index} {p.name}", 50), effect + (f" \u00b7 {_seconds(p.seconds)}" if p.seconds else "")]
+    nested = "\u21b3 " * s.depth
+    lines = [clean(f"{nested}#{p.index} {p.name}", 50), effect + (f" \u00b7 {_seconds(p.seconds)}" if p.seconds else "")]
     attrs = {"kind": "pass", "index": p.index, "name": clean(p.name, 80), "argument": clean(p.argument, 80),
-             "stage": p.stage, "changed": c.changed, "added": c.added, "removed": c.removed,
-             "modified": c.modified, "ops_after": c.ops_after, "seconds": p.seconds, "status": mark,
+             "stage": p.stage, "changed": s.changed, "added": c.added, "removed": c.removed,
+             "modified": c.changed, "moved": c.moved, "depth": s.depth, "parent": s.parent,
+             "ops_after": s.ops_after, "seconds": p.seconds, "status": mark,
              "cluster": cid, "shape": "box", "label": lines,
-             "tooltip": clean(f"{p.name} ({p.argument}): {effect}; {c.ops_after:,} ops after", 300)}
-    if c.changed:
+             "tooltip": clean(f"{p.name} ({p.argument}): {effect}; {s.ops_after:,} ops after", 300)}
+    if s.changed:
         attrs |= {"fill": _CHANGED_FILL}
     else:
         attrs |= {"fill": GREY_FILL, "fontcolor": GREY_TEXT, "border": "#c8c8c8"}

@@ -36,7 +36,10 @@ class Thing:
 
     @property
     def name(self) -> str:
-        return self.op.name if self.op is not None else self.arg.name
+        if self.op is not None:
+            return self.op.name
+        assert self.arg is not None  # a thing is an op or a block argument
+        return self.arg.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +87,7 @@ def _block_label(block: Block) -> str:
 def build_structure(module: Module, file: str | None = None) -> Structure:
     """Every function's ops, block arguments, clusters and edges."""
     s = Structure(module_ops=len(module.globals))
-    block_cluster: dict[int, str] = {}
+    block_cluster: dict[int, tuple[str, ...]] = {}
     for fi, fn in enumerate(module.functions):
         fcid = f"fn{fi}"
         s.clusters[fcid] = ClusterInfo(fcid, clean(f"{fn.kind} @{fn.name}", 80), None, "function")
@@ -104,11 +107,11 @@ def build_structure(module: Module, file: str | None = None) -> Structure:
             s.things[key] = Thing(key, "block_arg", chain, line, arg=v)
         for op in fn.ops():
             dst = op_key(op)
-            for v in du.operands(op):
-                if isinstance(v, OpResult) and v.op is not None:
-                    s.edges.append((op_key(v.op), dst, "def-use", v.name))
-                elif isinstance(v, BlockArgument) and id(v) in arg_keys:
-                    s.edges.append((arg_keys[id(v)], dst, "def-use", v.name))
+            for used in du.operands(op):
+                if isinstance(used, OpResult) and used.op is not None:
+                    s.edges.append((op_key(used.op), dst, "def-use", used.name))
+                elif isinstance(used, BlockArgument) and id(used) in arg_keys:
+                    s.edges.append((arg_keys[id(used)], dst, "def-use", used.name))
             if op.name in _YIELDS and isinstance(op.parent, Op):
                 s.edges.append((dst, op_key(op.parent), "yield", ""))
     # Block arguments were added after the ops: put things back in text order.
@@ -119,11 +122,12 @@ def build_structure(module: Module, file: str | None = None) -> Structure:
 def _order(t: Thing) -> tuple[int, int]:
     if t.op is not None:
         return (t.op.line, 1)
+    assert t.arg is not None  # a thing is an op or a block argument
     return (t.arg.block.line if t.arg.block is not None else 0, 0)
 
 
 def _blocks(s: Structure, blocks: list[Block], chain: tuple[str, ...], prefix: str,
-            block_cluster: dict[int, str], file: str | None) -> None:
+            block_cluster: dict[int, tuple[str, ...]], file: str | None) -> None:
     """Ops of ``blocks`` into cluster ``chain[-1]``; a block of several gets its own."""
     several = len(blocks) > 1
     for bi, block in enumerate(blocks):

@@ -12,6 +12,9 @@ from __future__ import annotations
 import re
 import zlib
 
+from irscope.compiler.stages import AMDGCN, CUBIN, HSACO, LLIR, PTX, SASS, SOURCE, TTGIR, TTIR
+from irscope.ir.model import DIALECT_LLVM, DIALECT_MIR, DIALECT_PTX, DIALECT_SASS
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ufffe\uffff]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -31,10 +34,10 @@ def clean(text: object, limit: int = 0) -> str:
 # Light fills, one per dialect, so dark text stays readable on every one.
 DIALECT_FILL = {
     "tt": "#cfe2ff", "ttg": "#d3f0d3", "ttng": "#e4d7f5", "triton_gpu": "#d3f0d3", "triton_nvidia_gpu": "#e4d7f5",
-    "arith": "#fff1b8", "math": "#ffdcb0", "scf": "#f9d3d8", "cf": "#f4c2c9", "llvm": "#dbe7f4",
+    "arith": "#fff1b8", "math": "#ffdcb0", "scf": "#f9d3d8", "cf": "#f4c2c9", DIALECT_LLVM: "#dbe7f4",
     "nvvm": "#c9ebd2", "nvgpu": "#f1d6f7", "nvg": "#f1d6f7", "builtin": "#ececec", "gpu": "#d2f3f3",
     "amdgpu": "#ffd5c7", "rocdl": "#ffe2d6", "ub": "#eeeeee", "func": "#e8e8ff", "proton": "#e6f5c9",
-    "ptx": "#dbe7f4", "sass": "#fde0e3", "mir": "#e9e0d4",
+    DIALECT_PTX: "#dbe7f4", DIALECT_SASS: "#fde0e3", DIALECT_MIR: "#e9e0d4",
 }
 _SPARE = ("#e0f2e9", "#f7e6d0", "#dfe3f7", "#f3e0ec", "#e3f0d0", "#d9eef2", "#f2ecd4", "#ece0f5")
 GREY_FILL = "#f0f0f0"
@@ -59,8 +62,8 @@ STATUS = {
     "effect-differs": ("#ffe1a8", "#d07a00"),
 }
 
-STAGE_FILL = {"source": "#fffbe6", "ttir": "#eef4ff", "ttgir": "#effaef", "llir": "#f3f6fb", "ptx": "#f6f1fb",
-              "cubin": "#f5f5f5", "sass": "#fff0f1", "amdgcn": "#fff0f1", "hsaco": "#f5f5f5"}
+STAGE_FILL = {SOURCE: "#fffbe6", TTIR: "#eef4ff", TTGIR: "#effaef", LLIR: "#f3f6fb", PTX: "#f6f1fb",
+              CUBIN: "#f5f5f5", SASS: "#fff0f1", AMDGCN: "#fff0f1", HSACO: "#f5f5f5"}
 
 
 def dialect_fill(dialect: str) -> str:

@@ -7,7 +7,7 @@ measured by ``Module.coverage``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from irscope import text_guard
 
@@ -15,15 +15,16 @@ from .parse_guard import paused_gc
 from .forms import normalise_op_text, op_form
 from .model import (UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, Op, ParseCache, Region, Value)
-from .stages import STAGES, StageInfo, parse_as, parser, stage_for_extension, stage_info
+from .parsers import parse_as, parsed_family, parser
+from irscope.compiler.stages import FAMILY_LLVM, FAMILY_MLIR, KIND_LLVM, KIND_MLIR, MLIR, snapshot_kind
 
 if TYPE_CHECKING:
     from irscope.compiler.passdump import PassSnapshot
 
 # Each parser (and the dump splitter) loads when first used: showing one stage needs
 # one of them, and every module compiles its regexes at import.
-_LAZY = {"parse_mlir": "mlir", "op_forms_mlir": "mlir_forms", "parse_llvm": "llvm", "op_forms_llvm": "llvm",
-         "parse_ptx": "ptx", "parse_sass": "sass"}
+_LAZY = {"parse_mlir": "irscope.ir.mlir", "op_forms_mlir": "irscope.ir.mlir_forms", "parse_llvm": "irscope.ir.llvm",
+         "op_forms_llvm": "irscope.ir.llvm", "parse_ptx": "irscope.ir.ptx", "parse_sass": "irscope.ir.sass"}
 _LAZY_VOCAB = ("PassDump", "PassSnapshot", "split_llvm_pass_dump", "split_mlir_pass_dump", "split_pass_dump")
 
 
@@ -31,17 +32,17 @@ def __getattr__(name: str):
     import importlib
 
     if name in _LAZY:
-        return getattr(importlib.import_module(f"irscope.ir.{_LAZY[name]}"), name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _LAZY_VOCAB:
         return getattr(importlib.import_module("irscope.compiler.passdump"), name)
     raise AttributeError(f"module 'irscope.ir' has no attribute {name!r}")
 
 __all__ = [
     "Block", "Frame", "Function", "Instruction", "Location", "Module", "Op", "ParseCache",
-    "PassDump", "PassSnapshot", "Region", "STAGES", "StageInfo", "UNKNOWN_LOCATION", "Value",
+    "PassDump", "PassSnapshot", "Region", "UNKNOWN_LOCATION", "Value",
     "normalise_op_text", "op_form", "op_forms", "parse_llvm", "parse_mlir", "parse_ptx", "parse_sass", "parse_snapshot",
-    "parse_snapshots", "parse_as", "parse_pass", "parse_stage", "split_llvm_pass_dump", "split_mlir_pass_dump",
-    "split_pass_dump", "stage_for_extension", "stage_info",
+    "parse_snapshots", "parse_as", "parse_pass", "parser", "parse_stage", "split_llvm_pass_dump", "split_mlir_pass_dump",
+    "split_pass_dump",
 ]
 
 
@@ -62,16 +63,23 @@ def op_forms(stage: str, text: str, cache: ParseCache | None = None) -> list[tup
     Never raises on input text (a fast-path bug falls back to the parse, which
     does not raise either).
     """
-    family = stage_info(stage).family
-    fast = __getattr__(f"op_forms_{family}") if family in ("mlir", "llvm") else None
-    if fast is not None:
-        try:
-            return fast(text, cache)
-        except Exception:
-            if text_guard.STRICT:
-                raise
+    family = parsed_family(stage)[1]
+    if family in (FAMILY_MLIR, FAMILY_LLVM):
+        return _fast_op_forms(__getattr__(f"op_forms_{family}"), stage, text, cache)
+    return _parsed_op_forms(None, stage, text, cache)
+
+
+def _parsed_op_forms(fast: object, stage: str, text: str, cache: ParseCache | None) -> list[tuple[str, str]]:
+    """:func:`op_forms` through the parse (``fast`` unused: the guard's fallback)."""
     return [(op.name, op_form(op)) for op in parse_stage(stage, text, cache).ops()
             if op.name != "<unknown>" and op.name]
+
+
+@text_guard.never_raise(_parsed_op_forms, pause_gc=False)
+def _fast_op_forms(fast: Callable[[str, ParseCache | None], list[tuple[str, str]]], stage: str, text: str,
+                   cache: ParseCache | None) -> list[tuple[str, str]]:
+    """:func:`op_forms` by a family's fast path."""
+    return fast(text, cache)
 
 
 def parse_pass(kind: str, text: str, cache: ParseCache | None = None,
@@ -79,9 +87,10 @@ def parse_pass(kind: str, text: str, cache: ParseCache | None = None,
     """Parse one pass snapshot's text by its kind: ``mlir``, ``llvm`` (LLVM IR) or
     ``mir`` (machine IR of codegen passes). ``metadata``: the ``!N`` table of an
     earlier module-level LLVM dump, for a function-level one that prints none."""
-    if kind == "mlir":
-        return parser("mlir")(text, "mlir", cache)
-    return parser("llvm")(text, kind, cache, metadata)
+    info = snapshot_kind(kind)
+    if info is not None and info.family == FAMILY_MLIR:
+        return parser(FAMILY_MLIR)(text, MLIR, cache)
+    return parser(FAMILY_LLVM)(text, kind, cache, metadata)
 
 
 def parse_snapshot(snap: "PassSnapshot", cache: ParseCache | None = None,
@@ -116,8 +125,8 @@ def parse_snapshots(snapshots: Iterable["PassSnapshot"], cache: ParseCache | Non
             continue
         borrowed = metadata
         mod = parse_snapshot(snap, cache, metadata)
-        own = snap.family == "mlir" or any(k.startswith("!") for k in mod.loc_aliases)
-        if snap.family == "llvm" and own:
+        own = snap.family == KIND_MLIR or any(k.startswith("!") for k in mod.loc_aliases)
+        if snap.family == KIND_LLVM and own:
             metadata = mod.loc_aliases
         seen[base + (0 if own else id(borrowed),)] = (snap, mod)
         out.append(mod)

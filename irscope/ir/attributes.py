@@ -178,7 +178,9 @@ def _string_end(s: str, i: int) -> int:
 
 def _float_bits(bits: int, ty: Type | None) -> float | None:
     """The float whose bit pattern is ``bits`` in ``ty`` (f16, bf16, f32, f64)."""
-    width = ty.bits if isinstance(ty, ScalarType) and ty.kind == "float" else None
+    if not isinstance(ty, ScalarType) or ty.kind != "float":
+        return None
+    width = ty.bits
     try:
         if width == 32 and ty.name not in ("tf32",):
             return struct.unpack("<f", struct.pack("<I", bits))[0]
@@ -240,13 +242,9 @@ def parse_attr_value(text: str) -> AttrValue:
 
 
 @lru_cache(maxsize=8192)
+@text_guard.never_raise(lambda text: RawAttr(text), pause_gc=False)  # a reader bug: the text kept raw
 def _value(text: str) -> AttrValue:
-    try:
-        return _value_raw(text, 0)
-    except Exception:  # a reader bug must not reach the user as a traceback
-        if text_guard.STRICT:
-            raise
-        return RawAttr(text)
+    return _value_raw(text, 0)
 
 
 def _value_raw(t: str, depth: int) -> AttrValue:
@@ -325,7 +323,7 @@ def _dense_array(v: str, raw: str) -> AttrValue:
 # -- dictionaries ---------------------------------------------------------------------
 
 def _entries(inner: str, depth: int) -> tuple[tuple[str, AttrValue], ...]:
-    out = []
+    out: list[tuple[str, AttrValue]] = []
     for entry in split_top(inner):
         if entry.startswith('"'):
             end = _string_end(entry, 0)
@@ -349,26 +347,22 @@ def _entries(inner: str, depth: int) -> tuple[tuple[str, AttrValue], ...]:
 
 
 @lru_cache(maxsize=4096)
+@text_guard.never_raise(lambda text: (), pause_gc=False)  # a reader bug: no attributes read
 def _attributes(text: str) -> tuple[tuple[str, AttrValue], ...]:
-    try:
-        s = text.strip()
-        # the module line's 'module attributes {...}', a function's 'attributes {...}'
-        for word in ("module", "attributes"):
-            if s.startswith(word) and s[len(word):len(word) + 1] in (" ", "{"):
-                s = s[len(word):].lstrip()
-        if s.startswith("<{"):
-            end = matching(s, 0)
-            inner = s[2:end - 2] if s[end - 2:end] == "}>" else s[2:]
-        elif s.startswith("{"):
-            end = matching(s, 0)
-            inner = s[1:end - 1] if s[end - 1:end] == "}" else s[1:]
-        else:
-            return ()  # not an MLIR dictionary (LLVM IR function attributes...)
-        return _entries(inner, 0)
-    except Exception:  # a reader bug must not reach the user as a traceback
-        if text_guard.STRICT:
-            raise
-        return ()
+    s = text.strip()
+    # the module line's 'module attributes {...}', a function's 'attributes {...}'
+    for word in ("module", "attributes"):
+        if s.startswith(word) and s[len(word):len(word) + 1] in (" ", "{"):
+            s = s[len(word):].lstrip()
+    if s.startswith("<{"):
+        end = matching(s, 0)
+        inner = s[2:end - 2] if s[end - 2:end] == "}>" else s[2:]
+    elif s.startswith("{"):
+        end = matching(s, 0)
+        inner = s[1:end - 1] if s[end - 1:end] == "}" else s[1:]
+    else:
+        return ()  # not an MLIR dictionary (LLVM IR function attributes...)
+    return _entries(inner, 0)
 
 
 def parse_attributes(text: str) -> dict[str, AttrValue]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from irscope.text_guard import never_raise
+
 _MAX_TOKENS = 2048
 _DIGITS = [str(k) for k in range(_MAX_TOKENS)]
 
@@ -52,16 +54,18 @@ class Templater:
         self._finish = finish
         self._unique = unique
 
+    def _classify_directly(self, line: str, memo: dict) -> tuple:
+        """The line classified without a template."""
+        return self._classify(line)
+
+    @never_raise(_classify_directly, pause_gc=False)  # a template must never cost a line its parse
     def classify_new(self, line: str, memo: dict) -> tuple:
         """Classify a line not seen before: through its template, but directly when it
-        starts with ``unique`` (nothing to share) or when templating fails (a template
-        must never cost a line its parse)."""
+        starts with ``unique`` (nothing to share), or, outside the strict mode, when
+        templating fails (a bug: the strict mode raises it)."""
         if self._unique and line.startswith(self._unique):
             return self._classify(line)
-        try:
-            return self.classify(line, memo)
-        except Exception:
-            return self._classify(line)
+        return self.classify(line, memo)
 
     def classify(self, line: str, memo: dict) -> tuple:
         """``classify(line)``, computed once per template (``memo`` holds templates)."""

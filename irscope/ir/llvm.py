@@ -13,12 +13,18 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Callable
+
+from irscope.text_guard import never_raise
 
 from .parse_guard import parser
 from .bracket_scan import matching, split_top
 from .line_shapes import Templater
 from .forms import erase_names, normalise_op_text
 from .llvm_loc import FIELD_RE, META_RE, chain_location, debug_info, resolve_locations
+from irscope.compiler.stages import LLIR
+
+from .model import DIALECT_LLVM, DIALECT_MIR
 from .model import (new_lazy_instruction, unknown_op, UNKNOWN_LOCATION, Block, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 
@@ -108,7 +114,7 @@ def _instr_tail(results: tuple, rest: str, opcode: str) -> tuple:
         body = _STRING_RE.sub('""', body)
     values = _VALUE_RE.findall(body) if "@" in body else _LOCAL_RE.findall(body)
     # The form (last) is filled once per template for snapshots, on demand otherwise.
-    return (L_INSTR, opcode, results, tuple(values), ref, UNKNOWN_LOCATION, "llvm", "")
+    return (L_INSTR, opcode, results, tuple(values), ref, UNKNOWN_LOCATION, DIALECT_LLVM, "")
 
 
 # An instruction as LLVM prints it (two-space indent, a plain result name, a
@@ -123,6 +129,13 @@ _PLAIN_INSTR = re.compile(r"  (?:(%[-\w.$]+) = )?((?:tail |musttail |notail )?([
 _PLAIN_HEAD = re.compile(r"  (?:(%[-\w.$]+) = )?(?:tail |musttail |notail )?([a-z_]+)(?= |$)")
 
 
+# (Above _plain_instr, whose decorator refers to it: mypy types decorated names in order.)
+@never_raise(lambda fn, raw: (L_UNKNOWN,), pause_gc=False)  # odd text must never stop a parse
+def _safe(fn: Callable[[str], tuple], raw: str) -> tuple:
+    """``fn(raw)``: a line classified."""
+    return fn(raw)
+
+
 def classify_stage_line(raw: str) -> tuple:
     """``classify_direct(raw)``, except that a plain instruction's operands are left
     None (:class:`LlvmInstruction` reads them)."""
@@ -131,7 +144,7 @@ def classify_stage_line(raw: str) -> tuple:
         res, opcode = m.groups()
         if opcode in _OPCODES:
             return (L_INSTR, opcode, (res,) if res else (), None, _dbg_ref(raw, m.end())[0],
-                    UNKNOWN_LOCATION, "llvm", "")
+                    UNKNOWN_LOCATION, DIALECT_LLVM, "")
     # (no plain head: classify_direct's regex, which needs one too, would fail as well)
     return _safe(classify, raw)
 
@@ -155,11 +168,19 @@ def classify_direct(raw: str) -> tuple:
         # (an opcode the regex reads differently from _instr, "tail" followed by a
         # comma..., is no opcode: classify judges those lines)
         if opcode in _OPCODES:
-            try:
-                return _instr_tail((res,) if res else (), rest, opcode)
-            except Exception:  # never let odd text stop a parse
-                pass
+            return _plain_instr(raw, (res,) if res else (), rest, opcode)
     return _safe(classify, raw)
+
+
+def _classify_plain(raw: str, results: tuple, rest: str, opcode: str) -> tuple:
+    """What the guard falls back to for a plain instruction line: the full classifier."""
+    return _safe(classify, raw)
+
+
+@never_raise(_classify_plain, pause_gc=False)  # odd text: classify judges the line
+def _plain_instr(raw: str, results: tuple, rest: str, opcode: str) -> tuple:
+    """A plain instruction line's shape, read from its tail."""
+    return _instr_tail(results, rest, opcode)
 
 
 def _define(m: re.Match) -> tuple:
@@ -277,20 +298,13 @@ def classify_mir(raw: str) -> tuple:
         rest = _STRING_RE.sub('""', rest)
     values = _MIR_VALUE_RE.findall(rest) if "$" in rest else _MIR_VREG_RE.findall(rest)
     # Form: without the slot index and location comment (both change when code moves).
-    return (L_INSTR, opcode, results, tuple(values), ref, where, "mir", normalise_op_text(body))
+    return (L_INSTR, opcode, results, tuple(values), ref, where, DIALECT_MIR, normalise_op_text(body))
 
 
 @functools.lru_cache(maxsize=4096)
 def _mir_location(comment: str) -> Location:
     """``k.py:13:24 @[ standard.py:3:4 ]`` -> Location (comments repeat a lot)."""
     return chain_location(_MIR_FRAME_RE.findall(comment))
-
-
-def _safe(fn, raw: str) -> tuple:
-    try:
-        return fn(raw)
-    except Exception:  # never let odd text stop a parse
-        return (L_UNKNOWN,)
 
 
 # Value names and metadata numbers: what renumbering changes between snapshots.
@@ -317,7 +331,7 @@ def op_forms_llvm(text: str, cache: ParseCache | None = None) -> list[tuple[str,
     Like ``mlir_forms.op_forms_mlir``, it reads the text with its names erased."""
     memo = cache.llvm_forms if cache is not None else {}
     mir_memo = cache.mir_forms if cache is not None else {}
-    out = []
+    out: list[tuple[str, str]] = []
     add = out.append
     in_fn = in_mir = False
     for line in erase_names(text, _ERASERS).split("\n"):
@@ -351,8 +365,8 @@ def op_forms_llvm(text: str, cache: ParseCache | None = None) -> list[tuple[str,
     return out
 
 
-@parser("llir")
-def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
+@parser(LLIR)
+def parse_llvm(text: str, stage: str = LLIR, cache: ParseCache | None = None,
                metadata: dict[str, str] | None = None) -> Module:
     """Parse LLVM IR (or an MIR dump) into a :class:`Module`; never raises on input.
 
@@ -360,7 +374,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     this text has no metadata of its own (function-level pass dumps).
     """
     # Templates pay off only across the many snapshots of a pass dump (see parse_mlir).
-    templates = stage != "llir"  # a stage file (parse_as reads llir_ttgirloc as llir)
+    templates = stage != LLIR  # a stage file (parse_as reads llir_ttgirloc as llir)
     ir_memo = cache.llvm if cache is not None else {}
     mir_memo = cache.mir if cache is not None else {}
     shapes = cache.llvm_shapes if cache is not None else {}
@@ -377,6 +391,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
     total = 0
     lineno = 0
     head = _PLAIN_HEAD.match
+    t: tuple | None
     # Every counted line is either understood or listed in ``unknown``.
     for lineno, raw in enumerate(text.split("\n"), 1):
         if classifier is classify and not templates:
@@ -396,7 +411,7 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
                     else:
                         j = raw.find(",", i + 8)
                         ref = (raw[i + 7:j] if j >= 0 else raw[i + 7:]).strip()
-                    op = new_lazy(LlvmInstruction, opcode, "llvm", (res,) if res else (), lineno, raw, fn, ref,
+                    op = new_lazy(LlvmInstruction, opcode, DIALECT_LLVM, (res,) if res else (), lineno, raw, fn, ref,
                                   lineno)  # operands read on first use
                     block_add(op)
                     add_op(op)
@@ -453,12 +468,12 @@ def parse_llvm(text: str, stage: str = "llir", cache: ParseCache | None = None,
             fn = block = block_add = None
             memo, classifier = ir_memo, classify
         elif k == L_MIR_FUNC:
-            fn = Function(name=t[1], kind="mir", line=lineno, end_line=lineno, text=raw)
+            fn = Function(name=t[1], kind=DIALECT_MIR, line=lineno, end_line=lineno, text=raw)
             mod.functions.append(fn)
             block = block_add = None
             memo, classifier = mir_memo, classify_mir
         elif k == L_GLOBAL or k == L_DECLARE:
-            op = Instruction(name="global" if k == L_GLOBAL else "declare", dialect="llvm", results=("@" + t[1],),
+            op = Instruction(name="global" if k == L_GLOBAL else "declare", dialect=DIALECT_LLVM, results=("@" + t[1],),
                              operands=(), types="", attributes="", location=UNKNOWN_LOCATION, line=lineno,
                              text=raw, end_line=lineno)
             mod.globals.append(op)

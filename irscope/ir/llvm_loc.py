@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 
-from .model import UNKNOWN_LOCATION, Frame, Location, Module, ParseCache
+from irscope.text_guard import never_raise
+
+from .model import DIALECT_LLVM, DIALECT_MIR, UNKNOWN_LOCATION, Frame, Location, Module, ParseCache
 
 # !7 = !DILocation(line: 62, column: 24, scope: !4)   /   !llvm.dbg.cu = !{!0}
 META_RE = re.compile(r"(![-\w.$]+) = (?:distinct )?(!?[A-Za-z]*)(.*)$")
@@ -41,13 +43,24 @@ class DebugInfo:
             return UNKNOWN_LOCATION
         self._active.add(ref)
         try:
-            loc = self._location(ref)
-        except Exception:  # malformed metadata: unknown, never an error
-            loc = UNKNOWN_LOCATION
+            loc = self._read(ref)
         finally:
             self._active.discard(ref)
         self.cache[ref] = loc
         return loc
+
+    def _unknown(self, ref: str) -> Location:
+        """What a resolver bug gives (the guard's fallback)."""
+        return UNKNOWN_LOCATION
+
+    @never_raise(_unknown, pause_gc=False)
+    def _read(self, ref: str) -> Location:
+        """:meth:`_location`, unknown for malformed metadata (a line or column that is
+        not a number raises ValueError); any other exception is a bug, left to the guard."""
+        try:
+            return self._location(ref)
+        except ValueError:
+            return UNKNOWN_LOCATION
 
     def _location(self, ref: str) -> Location:
         node = self.nodes.get(ref)
@@ -104,7 +117,7 @@ def debug_info(meta: dict[str, str], nodes: dict[str, tuple], cache: ParseCache 
     """A resolver for this metadata, reused when a recent module had the same table."""
     key = tuple(meta.items())
     if cache is not None:
-        found = cache.resolvers.get(("llvm", key))
+        found = cache.resolvers.get((DIALECT_LLVM, key))
         if found is not None:
             return found
     if not nodes and meta:
@@ -114,7 +127,7 @@ def debug_info(meta: dict[str, str], nodes: dict[str, tuple], cache: ParseCache 
                 nodes[ident] = (m.group(2), tuple(FIELD_RE.findall(m.group(3))))
     info = DebugInfo({k: (kind, {a: b.strip() for a, b in f}) for k, (kind, f) in nodes.items()})
     if cache is not None:
-        cache.resolvers[("llvm", key)] = info
+        cache.resolvers[(DIALECT_LLVM, key)] = info
         if len(cache.resolvers) > _KEPT:
             del cache.resolvers[next(iter(cache.resolvers))]
     return info
@@ -126,7 +139,7 @@ def resolve_locations(mod: Module, info: DebugInfo) -> None:
     last_ref, loc = None, UNKNOWN_LOCATION  # neighbouring instructions mostly share one
     for op in mod.all_ops:
         ref = op.loc_ref
-        if ref and op.dialect != "mir":  # MIR ops carry their location already
+        if ref and op.dialect != DIALECT_MIR:  # MIR ops carry their location already
             if ref != last_ref:
                 last_ref, loc = ref, resolve(ref)
             op.location = loc

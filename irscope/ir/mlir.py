@@ -11,25 +11,32 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Iterator
+
+from irscope.text_guard import never_raise
 
 from .parse_guard import parser
 from .bracket_scan import _BRACKET_RE, odd_quotes, split_loc, split_top, top_level, matching
 from .line_shapes import Templater
 from .forms import normalise_op_text
 from .mlir_loc import LocResolver
+from irscope.compiler.stages import MLIR
+
 from .model import (new_lazy_op, unknown_op, UNKNOWN_LOCATION, Block, Function, LazyOp, Module, Op, ParseCache,
                     Region, Value)
 __all__ = ["parse_mlir"]
 
 # Line kinds (first element of a classified tuple).
 K_BLANK, K_COMMENT, K_OP, K_BLOCK, K_FUNC, K_MODULE, K_CLOSE, K_REOPEN = range(8)
-K_LOCDEF, K_ALIAS, K_UNKNOWN, K_OPENSTR, K_RESOURCE, K_TAIL = range(8, 14)
+K_LOCDEF, K_ALIAS, K_UNKNOWN, K_OPENSTR, K_RESOURCE, K_TAIL, K_OPEN, K_GOES_ON, K_REGION, K_AMEND = range(8, 18)
+# (K_OPENSTR and above: lines that the reader of logical lines looks at; K_REGION is
+# among them only so that the common kinds need one comparison there.)
 
 # #blocked = #ttg.blocked<{sizePerThread = [1], ...}>   /   #loc2 = loc("/k.py":6:24)
-_ALIAS_RE = re.compile(r"([#!][\w$.-]+) = (.*)$")
+_ALIAS_RE = re.compile(r"([#!][\w$.-]+) *=\s*(.*)$", re.S)
 # %pid = tt.get_program_id x : i32 loc(#loc2)   /   "tt.reduce"(%1) <{axis = 0 : i32}> ({
 # (DOTALL: an op whose string literal spans lines arrives here joined)
-_OP_RE = re.compile(r'(?:(%[^=]*?) = )?("[\w$.]+"|[A-Za-z_][\w$.]*)(.*)$', re.S)
+_OP_RE = re.compile(r'(?:(%[^=]*?) =\s+)?("[\w$.]+"|[A-Za-z_][\w$.]*)(.*)$', re.S)
 # A name's characters; a '-' just before '>' is the arrow of a function type (->),
 # not part of a name (the same rule as the line templates' tokens).
 # (Unrolled: as fast as [\w$.-]+, where (?:[\w$.]|-(?!>))+ is 1.6x slower.)
@@ -70,9 +77,85 @@ _PLAIN_LOCDEF_RE = re.compile(r'(#loc[\w$.-]*) = loc\(([^"\\\n]*(?:"[^"\\\n]*"[^
 
 # A string literal longer than this is garbled input: give up joining lines.
 _MAX_STRING_LINES = 1000
+# A statement split over more lines than this (a signature of a few hundred
+# arguments, one a line) is taken for garbled input too.
+_MAX_JOINED_LINES = 512
+
+# A named region of ttg.warp_specialize: 'default {', 'partition0(%a: i32) num_warps(4) {'
+# (the name; then the arguments, if any, and the tail).
+_REGION_RE = re.compile(r"([A-Za-z_]\w*)\s*")
+_REGION_TAIL_RE = re.compile(r"(?:\s*[A-Za-z_]\w*\([^()]*\))*\s*\{")
+# A function in generic form: "tt.func"() <{function_type = ..., sym_name = "f"}> ({
+_GENERIC_FUNCS = frozenset({"tt.func", "func.func", "llvm.func"})
+_SYM_NAME_RE = re.compile(r'\bsym_name = "((?:[^"\\]|\\.)*)"')
+_SYM_VISIBILITY_RE = re.compile(r'\bsym_visibility = "(\w+)"')
 
 # Ops printed without a dialect prefix that still are ops.
 _BARE_OPS = frozenset({"module", "return", "func", "unrealized_conversion_cast"})
+
+
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
+# What a line ends with when the statement goes on in the next line (after its
+# brackets are counted): 'tt.func @f(%a: i32,' / '%0 = ttg.local_alloc %x :' / '->'.
+_GOES_ON = (",", ":", "->", " =", "attributes", " *")
+# What a line starts with when it continues the statement of the line above:
+# '-> tensor<...> {', ': !ttg.memdesc<...> * !ttg.memdesc<...>', '{maxNumImpreciseAcc = 32 : i32} :'.
+_GOES_ON_STARTS = ("->", ": ", "* ", "{")
+_GOES_ON_FIRST = frozenset("-:*{")
+
+
+def _bracket_balance(flat: str) -> int:
+    """Brackets ``flat`` opens minus those it closes (an arrow's '>' closes nothing;
+    nor do the '<' and '>' of '<=' and '>=')."""
+    n = (flat.count("(") - flat.count(")") + flat.count("[") - flat.count("]") + flat.count("{")
+         - flat.count("}"))
+    if "<" in flat or ">" in flat:
+        n += flat.count("<") - flat.count(">") + flat.count("->") + flat.count(">=") - flat.count("<=")
+    return n
+
+
+def goes_on(s: str, depth: int) -> int:
+    """Whether a statement goes on past the line ``s`` (stripped), when the lines
+    before it left ``depth`` brackets open: the brackets then open, or -1 when the
+    statement ends here (its brackets closed, or a trailing ``{`` that opens a region).
+
+    MLIR ends a statement at the end of its line unless a bracket is still open;
+    hand-written IR splits long signatures and types over lines that way.
+    """
+    flat = _STRING_RE.sub('""', s) if '"' in s else s
+    if not depth and flat[-1:] == ")" and " loc(" in flat:
+        return -1  # a statement's location ends it (what the reader of plain op lines takes too)
+    if "//" in flat:  # a trailing comment: '^bb1(%1: index):  // 2 preds: ^bb0, ^bb2'
+        flat = flat[:flat.index("//")].rstrip()
+    if flat[-1:] == ":" and (flat[-2:] == "):" or flat[:1] == "^"):
+        return -1 if depth + _bracket_balance(flat) <= 0 else depth + _bracket_balance(flat)  # a block label
+    if not depth and flat[-1:] == ")" and " loc(" in flat:
+        return -1  # a statement's location ends it (what the reader of plain op lines takes too)
+    if flat[:1] == "}" and not depth:  # a region's end: '}) {axis = 0 : i32} : (...', '}, {'
+        flat = (flat[2:] if flat[1:2] == ")" else flat[1:]).lstrip(", ")
+    if flat.endswith("{"):  # a region opens ('scf.for ... {', '<{...}>({'), unless an attribute group does
+        head = flat[:-1].rstrip()
+        if head.endswith("("):
+            head = head[:-1]
+        if not head.endswith(_GOES_ON) and depth + _bracket_balance(head) <= 0:
+            return -1
+    n = depth + _bracket_balance(flat) if _BRACKET_RE.search(flat) is not None or depth else 0
+    if n > 0 or flat.endswith(_GOES_ON):
+        return max(n, 0)
+    return -1
+
+
+def without_comment(s: str) -> str:
+    """``s`` without a trailing ``// comment`` (outside string literals)."""
+    if "//" not in s:
+        return s
+    flat = _STRING_RE.sub(_same_length_blank, s) if '"' in s else s
+    i = flat.find("//")
+    return s[:i].rstrip() if i >= 0 else s
+
+
+def _same_length_blank(m: re.Match) -> str:
+    return '"' + "_" * (len(m.group()) - 2) + '"'
 
 
 def _args(inner: str) -> tuple:
@@ -109,13 +192,13 @@ def _op(s: str, lazy: bool = False) -> tuple:
     generic = name[0] == '"'
     if generic:
         name = name[1:-1]
-    if not res_text and "." not in name and name not in _BARE_OPS:
-        return (K_UNKNOWN, split_loc(s)[1])
+    if not res_text and not generic and "." not in name and name not in _BARE_OPS:
+        return _region_header(s)
     results: tuple = ()
     if res_text and ":" not in res_text and "," not in res_text:
         results = (res_text.strip(),)
     elif res_text:
-        rs = []
+        rs: list[str] = []
         for r, n in _RESULT_RE.findall(res_text):
             if n:
                 rs.extend(f"{r}#{k}" for k in range(int(n)))
@@ -124,10 +207,10 @@ def _op(s: str, lazy: bool = False) -> tuple:
         results = tuple(rs)
     body, loc = split_loc(rest)
     opens = False
-    if body.endswith(" ({"):
-        body, opens = body[:-3], True
-    elif body.endswith(" {") or body == "{":
-        body, opens = body[:-2], True
+    if body.endswith("({"):  # ' ({', or '<{axis = 0 : i32}>({' as hand-written IR has it
+        body, opens = body[:-2].rstrip(), True
+    elif body.endswith("{"):  # (a line that ends in '{' and closes its brackets opens a region)
+        body, opens = body[:-1].rstrip(), True
     elif lazy:
         return _unread_op(name, results, loc, generic)
     colon = body.find(" : ")
@@ -146,11 +229,39 @@ def _op(s: str, lazy: bool = False) -> tuple:
     if " = " in head:
         defs = tuple(_DEF_RE.findall(head))
         operands = [o for o in operands if o not in defs]
+    if generic and opens and name in _GENERIC_FUNCS:
+        return _generic_func(name, attrs, loc)
     dialect = _dialect(name)
     # The form (last) is left empty here: it costs as much as the rest of the line,
     # and is filled once per template for snapshots, on demand for a stage's text.
     return (K_OP, name, dialect, results, tuple(operands), types, attrs, loc, opens,
             tuple((d, "", "") for d in defs), generic, "")
+
+
+def _region_header(s: str) -> tuple:
+    """A named region's header, as ``ttg.warp_specialize`` prints its regions:
+    ``default {``, ``partition0(%arg2: !tt.ptr<f16>, %arg3: i32) num_warps(4) {``
+    -> ``(K_REGION, name, block arguments)``; anything else is unknown."""
+    m = _REGION_RE.match(s)
+    if m is None:
+        return (K_UNKNOWN, split_loc(s)[1])
+    rest = s[m.end():]
+    args: tuple = ()
+    if rest.startswith("("):
+        end = matching(rest, 0)
+        args = _args(rest[1:end - 1])
+        rest = rest[end:]
+    if _REGION_TAIL_RE.fullmatch(rest) is None:
+        return (K_UNKNOWN, "")
+    return (K_REGION, m.group(1), args)
+
+
+def _generic_func(kind: str, attrs: str, loc: str) -> tuple:
+    """The K_FUNC tuple of a function in generic form, ``"tt.func"() <{sym_name = "f",
+    ...}> ({``: its arguments are the entry block's, on the ``^bb0(...)`` line below."""
+    m = _SYM_NAME_RE.search(attrs)
+    vis = _SYM_VISIBILITY_RE.search(attrs)
+    return (K_FUNC, kind, m.group(1) if m else "", vis.group(1) if vis else "", (), attrs, loc, True)
 
 
 def _close(s: str) -> tuple:
@@ -219,6 +330,13 @@ def classify_general(raw: str, lazy: bool = False) -> tuple:
         return (K_COMMENT,)
     if odd_quotes(s):
         return (K_OPENSTR,)
+    if c in _GOES_ON_FIRST and (c != "{" or not s.startswith("{-#")) and \
+            (s.startswith(_GOES_ON_STARTS) or s == ":"):  # the rest of the statement above
+        return (K_GOES_ON, goes_on(s, 0))
+    if (c != "{" or not s.startswith("{-#")) and (c != "}" or len(s) > 2):
+        depth = goes_on(s, 0)
+        if depth >= 0:
+            return (K_OPEN, depth)
     if c == "#" or c == "!":
         m = _ALIAS_RE.match(s)
         if m is None:
@@ -255,11 +373,10 @@ def classify_general(raw: str, lazy: bool = False) -> tuple:
     return _op(s, lazy)
 
 
+@never_raise(lambda raw, lazy=False: (K_UNKNOWN, ""), pause_gc=False)  # odd text must never stop a parse
 def _classify_safe(raw: str, lazy: bool = False) -> tuple:
-    try:
-        return classify(raw, lazy)
-    except Exception:  # never let odd text stop a parse
-        return (K_UNKNOWN, "")
+    """``classify(raw, lazy)``."""
+    return classify(raw, lazy)
 
 
 def _classify_lazy(raw: str) -> tuple:
@@ -305,26 +422,63 @@ _TEMPLATER = Templater(rf"(%|\^|#loc)({_NAME})", ("#loc", "%", "^"), _classify_s
 _classify_new = _TEMPLATER.classify_new
 
 
-def _logical_lines(text: str, memo: dict, classify_new, counts: list):
+def _logical_lines(text: str, memo: dict, classify_new, counts: list) -> Iterator[tuple]:
     """Yield ``(t, first line, text, last line)`` for each logical line of ``text``
     that is not blank, a comment or inside a resource block; ``t`` is its classified
-    tuple (a string literal spanning lines arrives joined, as one line).
+    tuple. A string literal spanning lines arrives joined, as one line; so does a
+    statement whose brackets stay open at a line's end, without the comment lines
+    between.
+
+    A line that continues the op above it (it starts with ``->``, ``:``, ``{``...)
+    arrives as ``((K_AMEND,), first line of that op, ...)``: the op just yielded is
+    to be taken back, and the next item is the op read whole.
 
     ``memo`` maps a raw line to what ``classify_new(raw)`` gives; ``counts`` gets
     ``[lines counted, lines understood, last line]``: the understood count covers the
-    lines this consumes itself (continuation lines of strings, resource blocks); the
-    caller counts the rest. A string still open at the end arrives as ``(K_TAIL,)``.
+    lines this consumes itself (continuation lines, resource blocks); the caller
+    counts the rest. A string still open at the end arrives as ``(K_TAIL,)``.
     """
     total = understood = 0
-    pending: list[str] | None = None  # lines of a string literal spanning lines
+    pending: list[str] | None = None  # lines of a string literal or a statement spanning lines
     pending_line = 0
     pending_odd = False
+    depth = -1  # brackets the pending statement leaves open; -1: pending is a string literal
+    lines: list[int] = []  # the pending statement's line numbers
+    last: tuple | None = None  # the item yielded last (what a continuation line continues)
+    base: tuple | None = None  # the op that the pending lines continue
     in_resource = False
     lineno = 0
     memo_get = memo.get
+    t: tuple | None
     for raw in text.split("\n"):
         lineno += 1
         if pending is not None:
+            if depth >= 0:  # a statement spanning lines
+                s = raw.strip()
+                if not s or s[:2] == "//":
+                    continue
+                pending.append(raw)
+                lines.append(lineno)
+                total += 1
+                depth = goes_on(s, depth)
+                if depth >= 0 and len(pending) < _MAX_JOINED_LINES:
+                    continue
+                t = _joined(pending, base) if depth < 0 else (K_UNKNOWN, "")
+                if t[0] != K_UNKNOWN:
+                    joined = "\n".join(pending)
+                    if base is not None:
+                        yield (K_AMEND,), base[1], base[2], base[3]
+                        understood += len(pending)
+                        last = (t, base[1], base[2] + "\n" + joined, lineno)
+                    else:
+                        understood += len(pending) - 1
+                        last = (t, pending_line, joined, lineno)
+                    yield last
+                else:
+                    yield from _unjoined(pending, lines, memo, classify_new)
+                    last = None
+                pending = base = None
+                continue
             pending.append(raw)
             total += 1
             if odd_quotes(raw):
@@ -333,12 +487,16 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list):
                 continue
             joined = "\n".join(pending)
             t = _classify_safe(joined) if not pending_odd else (K_UNKNOWN, "")
-            if t[0] == K_UNKNOWN or t[0] == K_OPENSTR:
+            if t[0] == K_OPEN:  # brackets still open after the string: read on
+                depth, lines = t[1], list(range(pending_line, lineno + 1))
+                continue
+            if t[0] == K_UNKNOWN or t[0] >= K_OPENSTR:
                 t = (K_UNKNOWN, "")
             else:
                 understood += len(pending) - 1
             pending = None
-            yield t, pending_line, joined, lineno
+            last = (t, pending_line, joined, lineno)
+            yield last
             continue
         t = memo_get(raw)
         if t is None:
@@ -352,21 +510,85 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list):
             understood += 1
             in_resource = not raw.rstrip().endswith("#-}")
             continue
-        if k == K_OPENSTR:
-            pending, pending_line, pending_odd = [raw], lineno, True
-            continue
-        if k == K_RESOURCE:
-            in_resource = not t[1]
-        yield t, lineno, raw, lineno
+        if k >= K_OPENSTR:
+            if k == K_GOES_ON:  # '-> tensor<...>' under the op it completes
+                if last is not None and _continued(last):
+                    base, pending, pending_line, depth, lines = last, [raw], last[1], t[1], [lineno]
+                    if depth >= 0:
+                        continue
+                    t = _joined(pending, base)
+                    if t[0] != K_UNKNOWN:
+                        yield (K_AMEND,), base[1], base[2], base[3]
+                        understood += 1
+                        last = (t, base[1], base[2] + "\n" + raw, lineno)
+                        yield last
+                        pending = base = None
+                        continue
+                    pending = base = None
+                t = (K_UNKNOWN, "")
+            elif k == K_OPENSTR:
+                pending, pending_line, pending_odd, depth = [raw], lineno, True, -1
+                continue
+            elif k == K_OPEN:
+                pending, pending_line, depth, lines = [raw], lineno, t[1], [lineno]
+                continue
+            elif k == K_RESOURCE:
+                in_resource = not t[1]
+        last = (t, lineno, raw, lineno)
+        yield last
     if pending is not None:
-        yield (K_TAIL,), pending_line, "\n".join(pending), lineno
+        if depth >= 0:  # text ended inside a statement
+            yield from _unjoined(pending, lines, memo, classify_new)
+        else:
+            yield (K_TAIL,), pending_line, "\n".join(pending), lineno
     counts[0] += total
     counts[1] += understood
     counts[2] = lineno
 
 
-@parser("mlir")
-def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) -> Module:
+def _continued(item: tuple) -> bool:
+    """Whether a line that starts with '->', ':', '{'... can continue the statement
+    ``item`` (as :func:`_logical_lines` yields it): an op without regions, or a
+    function's declaration. (Read from the kind and the text alone, so that the
+    summary of op forms, whose tuples keep less, decides the same.)"""
+    k = item[0][0]
+    return (k == K_OP or k == K_FUNC) and not without_comment(item[2].rstrip()).endswith("{")
+
+
+def _joined(pending: list[str], base: tuple | None) -> tuple:
+    """The classified tuple of a statement spanning lines, read as one line (after
+    the text of ``base``, the op they continue); (K_UNKNOWN, "") when it is not one
+    statement."""
+    pieces = [without_comment(raw.strip()) for raw in pending]
+    if base is not None:
+        pieces[:0] = [without_comment(line.strip()) for line in base[2].split("\n")]
+    flat = " ".join(pieces)
+    t = _classify_safe(flat)
+    k = t[0]
+    if k == K_OP:  # its form, as a one-line op gets it (a snapshot's) or would get it (op_form)
+        return t[:11] + (normalise_op_text(flat),)
+    if k == K_UNKNOWN or (k >= K_OPENSTR and k != K_REGION) or (base is not None and k != K_FUNC):
+        return (K_UNKNOWN, "")
+    return t
+
+
+def _unjoined(pending: list[str], lines: list[int], memo: dict, classify_new) -> Iterator[tuple]:
+    """What :func:`_logical_lines` yields for lines that looked like one statement and
+    are not (garbled or truncated text): the first line unknown, the others one by one."""
+    if not pending:
+        return
+    yield (K_UNKNOWN, ""), lines[0], pending[0], lines[0]
+    for raw, n in zip(pending[1:], lines[1:]):
+        t = memo.get(raw)
+        if t is None:
+            t = memo[raw] = classify_new(raw)
+        if t[0] >= K_OPENSTR and t[0] != K_REGION:
+            t = (K_UNKNOWN, "")
+        yield t, n, raw, n
+
+
+@parser(MLIR)
+def parse_mlir(text: str, stage: str = MLIR, cache: ParseCache | None = None) -> Module:
     """Parse MLIR text (a ttir/ttgir file or one pass snapshot) into a :class:`Module`.
 
     Never raises on input text: lines it does not understand become ``<unknown>``
@@ -381,12 +603,16 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
     unknown = mod.unknown
     loc_aliases = mod.loc_aliases
     stack: list = []  # (owner, saved block, saved region, saved parent)
+    # The op whose region closed last, and how many ops there were then: a named
+    # region header right after it ('partition0(...) num_warps(4) {') opens its next region.
+    closed: object = None
+    closed_at = -1
     # Where in all_ops each open function's ops start; -1 for one that holds another
     # (garbled text): its ops are not one run of all_ops, and it walks its regions.
     body_start: list[int] = []
     block: Block | None = None
     region: Region | None = None
-    parent = None
+    parent: Op | Function | None = None
     counts = [0, 0, 0]
     understood = 0
     mod_loc = ""
@@ -397,7 +623,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
     # classified once per template; a stage's own text rarely repeats one, and there
     # templating costs more than it saves (flash_attention: snapshots 1.26 -> 0.63 s
     # with templates, its final ttir/ttgir 0.012 -> 0.024 s).
-    classify_new = (functools.partial(_classify_new, memo=shapes) if stage == "mlir"
+    classify_new = (functools.partial(_classify_new, memo=shapes) if stage == MLIR
                     else _classify_lazy)
     for t, line_of_op, raw_text, lineno in _logical_lines(text, memo, classify_new, counts):
         k = t[0]
@@ -423,6 +649,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
                 continue
             owner, block, region, parent = stack.pop()
             add_here = (block.ops if block is not None else glob).append
+            closed, closed_at = owner, len(all_ops)
             if owner is not None:
                 owner.end_line = lineno
                 if type(owner) is Function:
@@ -456,7 +683,7 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
             args = tuple(Value(n, ty, UNKNOWN_LOCATION, lc) for n, ty, lc in t[4])
             if t[7]:
                 entry = Block(None, (), [], lineno)
-                fn = Function(name=t[2], kind=t[1], args=args, blocks=[entry], line=lineno, end_line=lineno,
+                fn = Function(name=t[2], kind=t[1], args=args, blocks=[entry], line=line_of_op, end_line=lineno,
                               visibility=t[3], attributes=t[5], loc_ref=t[6], text=raw_text)
                 mod.functions.append(fn)
                 body_start[:] = [-1] * len(body_start)
@@ -466,14 +693,43 @@ def parse_mlir(text: str, stage: str = "mlir", cache: ParseCache | None = None) 
                 add_here = entry.ops.append
             else:
                 op = Op(name=t[1], dialect=t[1].split(".", 1)[0], results=(), operands=(), types="",
-                        attributes=t[5], location=UNKNOWN_LOCATION, line=lineno, text=raw_text, parent=parent,
+                        attributes=t[5], location=UNKNOWN_LOCATION, line=line_of_op, text=raw_text, parent=parent,
                         loc_ref=t[6], end_line=lineno)
                 all_ops.append(op)
                 add_here(op)
             understood += 1
+        elif k == K_REGION:
+            # A named region of the op whose region closed on the line above (its next
+            # one), or else of the op on the line above (its first).
+            regions: list[Region]
+            if isinstance(closed, Op) and closed_at == len(all_ops) and isinstance(closed.regions, list):
+                owner, regions = closed, closed.regions
+            elif all_ops and all_ops[-1].parent is parent and not all_ops[-1].regions \
+                    and all_ops[-1].name != "<unknown>" and (block is None or block.ops[-1:] == all_ops[-1:]):
+                owner = all_ops[-1]
+                owner.regions = regions = []
+            else:
+                unknown.append((line_of_op, raw_text))
+                op = unknown_op(line_of_op, raw_text, parent=parent, end_line=lineno)
+                all_ops.append(op)
+                add_here(op)
+                continue
+            new = Block(None, tuple(Value(n, ty, UNKNOWN_LOCATION, lc) for n, ty, lc in t[2]), [], lineno)
+            regions.append(Region([new]))
+            stack.append((owner, block, region, parent))
+            block, region, parent = new, regions[-1], owner
+            add_here = new.ops.append
+            closed = None
+            understood += 1
+        elif k == K_AMEND:  # the op of that line goes on below: taken back, and comes again whole
+            here = block.ops if block is not None else glob
+            if all_ops and all_ops[-1].line == line_of_op and here and here[-1] is all_ops[-1]:
+                all_ops.pop()
+                here.pop()
+                understood -= 1
         elif k == K_REOPEN:
             owner = stack[-1][0] if stack else None
-            if not isinstance(owner, Op):
+            if not isinstance(owner, Op) or not isinstance(owner.regions, list):
                 unknown.append((lineno, raw_text))
                 continue
             block = Block(None, (), [], lineno)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from irscope.text_guard import never_raise
+
 from .bracket_scan import unescape
 from .model import UNKNOWN_LOCATION, Frame, Location
 
@@ -62,10 +64,7 @@ class LocResolver:
             if loc is not None:
                 self.cache[text] = loc
                 return loc
-        try:
-            loc, _ = self._parse(text, 0, 0)
-        except Exception:  # malformed location text: unknown, never an error
-            loc = UNKNOWN_LOCATION
+        loc = self._read(text, 0)
         self.cache[text] = loc
         if context_free:
             self.shared[text] = loc
@@ -80,15 +79,29 @@ class LocResolver:
             return UNKNOWN_LOCATION
         self._active.add(name)
         try:
-            loc = self._common(text, depth + 1) if depth + 2 <= _MAX_DEPTH else None
-            if loc is None:
-                loc, _ = self._parse(text, 0, depth + 1)
-        except Exception:  # malformed definition: unknown, never an error
-            loc = UNKNOWN_LOCATION
+            loc = self._read(text, depth + 1)
         finally:
             self._active.discard(name)
         self.cache[name] = loc
         return loc
+
+    def _unknown(self, text: str, depth: int) -> Location:
+        """What a resolver bug gives (the guard's fallback)."""
+        return UNKNOWN_LOCATION
+
+    @never_raise(_unknown, pause_gc=False)
+    def _read(self, text: str, depth: int) -> Location:
+        """The location a whole location text (or alias definition) stands for.
+
+        Malformed text is unknown, never an error: the scanner raises ValueError on
+        text that is not a location and IndexError on text that ends early. Any
+        other exception is a bug, left to the guard (raised in the strict mode).
+        """
+        try:
+            loc = self._common(text, depth) if depth + 1 <= _MAX_DEPTH else None
+            return loc if loc is not None else self._parse(text, 0, depth)[0]
+        except (ValueError, IndexError):
+            return UNKNOWN_LOCATION
 
     def _common(self, s: str, depth: int) -> Location | None:
         """What ``_parse(s, 0, depth)`` gives, for the three shapes Triton prints for
@@ -153,7 +166,10 @@ class LocResolver:
             while True:
                 c = s[i]
                 if c == '"':
-                    i = _STR_RE.match(s, i).end()
+                    m = _STR_RE.match(s, i)
+                    if m is None:
+                        raise ValueError("unterminated string")
+                    i = m.end()
                     continue
                 level += (c == "<") - (c == ">")
                 i += 1

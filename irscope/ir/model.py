@@ -13,7 +13,22 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, TypeVar, overload
+
+from irscope.compiler.stages import FAMILY_LLVM, FAMILY_PTX, FAMILY_SASS, KIND_MIR
+
+if TYPE_CHECKING:
+    from .values import DefUse
+
+# The dialect of an instruction of the non-MLIR parsers is its parser family's name
+# (LLVM-dialect MLIR ops share ``llvm``: their name's prefix); MIR instructions and
+# functions are told apart from LLVM IR as ``mir``, SASS functions as ``sass``.
+DIALECT_LLVM = FAMILY_LLVM
+DIALECT_MIR = KIND_MIR
+DIALECT_PTX = FAMILY_PTX
+DIALECT_SASS = FAMILY_SASS
+
+_OpT = TypeVar("_OpT", bound="Op")
 
 # A frame in one of these directories is Triton's own library code (tl.sum, tl.cdiv...),
 # not the user's kernel.
@@ -182,6 +197,16 @@ class Instruction(Op):
     """SASS byte offset (``/*0040*/`` is 0x40); -1 elsewhere."""
 
 
+@overload
+def unknown_op(line: int, text: str, *, parent: "Op | Function | None" = None, loc_ref: str = "",
+               location: Location = UNKNOWN_LOCATION, end_line: int | None = None) -> Op: ...
+
+
+@overload
+def unknown_op(line: int, text: str, *, parent: "Op | Function | None" = None, loc_ref: str = "",
+               location: Location = UNKNOWN_LOCATION, end_line: int | None = None, cls: type[_OpT]) -> _OpT: ...
+
+
 def unknown_op(line: int, text: str, *, parent: "Op | Function | None" = None, loc_ref: str = "",
                location: Location = UNKNOWN_LOCATION, end_line: int | None = None, cls: type = Op) -> Op:
     """An op for a line no parser understood: its text is kept, its name is ``<unknown>``."""
@@ -314,7 +339,7 @@ def new_lazy_op(cls: type, name: str, dialect: str, results: tuple, line: int, t
     makes thousands; the parsers' hot loops call it positionally). Its location is
     unknown until the parser resolves it. ``tests/test_ir_model.py`` holds it to the
     dataclass fields."""
-    op = _new_object(cls)
+    op: LazyOp = _new_object(cls)
     op.name = name
     op.dialect = dialect
     op.results = results
@@ -334,7 +359,7 @@ def new_lazy_instruction(cls: type, name: str, dialect: str, results: tuple, lin
                          loc_ref: str, end_line: int, form: str = "", predicate: str = "") -> Instruction:
     """:func:`new_lazy_op` for a :class:`LazyInstruction` (its operands unread; its
     types and attributes '', as an instruction's are)."""
-    op = _new_object(cls)
+    op: LazyInstruction = _new_object(cls)
     op.name = name
     op.dialect = dialect
     op.results = results
@@ -403,13 +428,13 @@ class Function:
     """Location as written."""
     text: str = ""
     """The header line."""
-    def_use_cache: object = field(default=None, repr=False)
+    def_use_cache: DefUse | None = field(default=None, repr=False)
     """The function's def-use, once built (:func:`irscope.ir.values.def_use`)."""
     body_ops: "list[Op] | None" = field(default=None, repr=False)
     """Every op of the body in text order as the parser read it, nested ones included
     (what :meth:`ops` gives, without walking the regions); None: :meth:`ops` walks."""
 
-    def def_use(self):
+    def def_use(self) -> DefUse:
         """Values, definers and uses of the function (built once:
         :func:`irscope.ir.values.def_use`)."""
         from .values import def_use
@@ -426,6 +451,15 @@ class Function:
         for block in self.blocks:
             for op in block.ops:
                 yield from op.walk()
+
+
+def _memo_clearing(name: str) -> Any:
+    """dict's mutator ``name`` for :class:`AliasTable`: clears the table's memo first."""
+    def method(self: "AliasTable", *args: Any, **kwargs: Any) -> Any:
+        self.decoded.clear()
+        return getattr(dict, name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
 
 
 class AliasTable(dict):
@@ -449,23 +483,15 @@ class AliasTable(dict):
         self.decoded.clear()
         super().__delitem__(key)
 
-    def __ior__(self, other):
+    def __ior__(self, other):  # type: ignore[misc]  # returns the table itself, as dict's does, not dict's __or__ type
         self.decoded.clear()
         return super().__ior__(other)
 
-    def _changing(name):  # noqa: N805 - builds the other mutators below
-        def method(self, *args, **kwargs):
-            self.decoded.clear()
-            return getattr(dict, name)(self, *args, **kwargs)
-        method.__name__ = name
-        return method
-
-    update = _changing("update")
-    pop = _changing("pop")
-    popitem = _changing("popitem")
-    clear = _changing("clear")
-    setdefault = _changing("setdefault")
-    del _changing
+    update = _memo_clearing("update")
+    pop = _memo_clearing("pop")
+    popitem = _memo_clearing("popitem")
+    clear = _memo_clearing("clear")
+    setdefault = _memo_clearing("setdefault")
 
     def __reduce__(self):
         return (AliasTable, (dict(self),))

@@ -51,14 +51,15 @@ def _types(text: str) -> tuple[Type, ...]:
     return tuple(_parse(p) for p in split_top(text))
 
 
+def _opaque_op_types(text: str, num_results: int | None) -> OpTypes:
+    """What a reader bug gives (the guard's fallback): the whole text as one opaque type."""
+    return OpTypes((OpaqueType(text),), (), text, "")
+
+
 @lru_cache(maxsize=8192)
+@text_guard.never_raise(_opaque_op_types, pause_gc=False)
 def _op_types(text: str, num_results: int | None) -> OpTypes:
-    try:
-        return _op_types_raw(text, num_results)
-    except Exception:  # a parser bug must not reach the user as a traceback
-        if text_guard.STRICT:
-            raise
-        return OpTypes((OpaqueType(text),), (), text, "")
+    return _op_types_raw(text, num_results)
 
 
 # `T` or `T -> U` of simple types (most TTGIR ops): split at one regex, each type

@@ -1,18 +1,19 @@
-"""What every public parse entry point wraps itself in: the guards of
-:mod:`irscope.text_guard` (GC paused, never raise) with, as the fallback, a module
+"""What every public parse entry point wraps itself in: :func:`irscope.text_guard.never_raise`
+(GC paused, never raise outside the strict mode) with, as the fallback, a module
 whose every line is an ``<unknown>`` op."""
 
 from __future__ import annotations
 
-import functools
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
-from irscope import text_guard
-from irscope.text_guard import paused_gc
+from irscope.text_guard import never_raise, paused_gc
 
 from .model import Module, unknown_op
 
-F = TypeVar("F", bound=Callable)
+__all__ = ["opaque_module", "parser", "paused_gc"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 def opaque_module(text: str, stage: str) -> Module:
     """A module where every non-blank line is an ``<unknown>`` op."""
@@ -28,21 +29,11 @@ def opaque_module(text: str, stage: str) -> Module:
 
 
 def parser(default_stage: str) -> Callable[[F], F]:
-    """Decorate a ``parse_x(text, stage=..., ...)`` function: GC paused, and any
-    exception turned into :func:`opaque_module` (the contract: never raise on text)."""
+    """Decorate a ``parse_x(text, stage=..., ...)`` function with the one guard:
+    GC paused, and any exception turned into :func:`opaque_module` (the contract:
+    never raise on text), except in the strict mode."""
 
-    def decorate(fn: F) -> F:
-        inner = paused_gc(fn)
+    def fallback(text: object, stage: str = default_stage, *args: Any, **kwargs: Any) -> Module:
+        return opaque_module(text if isinstance(text, str) else "", stage)
 
-        @functools.wraps(fn)
-        def wrapper(text: str, stage: str = default_stage, *args, **kwargs):
-            try:
-                return inner(text, stage, *args, **kwargs)
-            except Exception:  # a parser bug must not reach the user as a traceback
-                if text_guard.STRICT:
-                    raise
-                return opaque_module(text if isinstance(text, str) else "", stage)
-
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
+    return never_raise(fallback)

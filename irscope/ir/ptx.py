@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import re
 
+from irscope.text_guard import never_raise
+
 from .parse_guard import parser
 from .bracket_scan import LABEL_RE as _LABEL_RE
 from .bracket_scan import split_top
+from irscope.compiler.stages import PTX
+
+from .model import DIALECT_PTX
 from .model import (new_lazy_instruction, unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction,
                     LazyInstruction, Location, Module, ParseCache, Value)
 
@@ -195,15 +200,14 @@ class PtxInstruction(LazyInstruction):
         return (t[3] if t[0] == P_INSTR else ()), "", ""
 
 
+@never_raise(lambda raw: (P_UNKNOWN,), pause_gc=False)  # odd text must never stop a parse
 def _safe(raw: str) -> tuple:
-    try:
-        return classify(raw)
-    except Exception:  # never let odd text stop a parse
-        return (P_UNKNOWN,)
+    """``classify(raw)``."""
+    return classify(raw)
 
 
-@parser("ptx")
-def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) -> Module:
+@parser(PTX)
+def parse_ptx(text: str, stage: str = PTX, cache: ParseCache | None = None) -> Module:
     """Parse PTX into a :class:`Module` (functions, labels as blocks, instructions
     with their ``.loc`` locations); never raises on input text."""
     memo = cache.ptx if cache is not None else {}
@@ -257,13 +261,13 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
         if k == P_INSTR and depth:
             if block is None:
                 block = Block(None, (), [], lineno)
-                fn.blocks.append(block)
+                fn.blocks.append(block)  # type: ignore[union-attr]  # depth > 0 only inside a function
             if t[3] is not None:
-                op = Instruction(name=t[1], dialect="ptx", results=(), operands=t[3], types="", attributes="",
+                op = Instruction(name=t[1], dialect=DIALECT_PTX, results=(), operands=t[3], types="", attributes="",
                                  location=UNKNOWN_LOCATION, line=lineno, text=raw, parent=fn, loc_ref=loc_key,
                                  end_line=lineno, predicate=t[2])
             else:  # operands left unread (PtxInstruction reads them on first use)
-                op = new_lazy_instruction(PtxInstruction, t[1], "ptx", (), lineno, raw, fn, loc_key, lineno, "",
+                op = new_lazy_instruction(PtxInstruction, t[1], DIALECT_PTX, (), lineno, raw, fn, loc_key, lineno, "",
                                           t[2])
             block.ops.append(op)
             all_ops.append(op)
@@ -276,7 +280,7 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
             understood += 1
         elif k == P_LABEL and depth:
             block = Block(t[1], (), [], lineno)
-            fn.blocks.append(block)
+            fn.blocks.append(block)  # type: ignore[union-attr]  # depth > 0 only inside a function
             understood += 1
         elif k == P_OPEN:
             if fn is not None:
@@ -288,7 +292,7 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
             if depth:
                 depth -= 1
                 if depth == 0:
-                    fn.end_line = lineno
+                    fn.end_line = lineno  # type: ignore[union-attr]  # depth > 0 only inside a function
                     fn, block, loc_key = None, None, ""
                 understood += 1
             else:
@@ -343,7 +347,7 @@ def parse_ptx(text: str, stage: str = "ptx", cache: ParseCache | None = None) ->
 
 
 def _declare(mod: Module, name: str, line: int, text: str) -> None:
-    op = Instruction(name="declare", dialect="ptx", results=(name,), operands=(), types="", attributes="",
+    op = Instruction(name="declare", dialect=DIALECT_PTX, results=(name,), operands=(), types="", attributes="",
                      location=UNKNOWN_LOCATION, line=line, text=text, end_line=line)
     mod.globals.append(op)
     mod.all_ops.append(op)

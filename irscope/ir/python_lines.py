@@ -7,9 +7,16 @@ its location chain outside Triton's library (``tl.sum`` is inlined from
 belongs to at most one line, so per-line counts add up and highlights never
 overlap. With ``call_sites``, an op also counts for every outer user frame: the
 line that *called* a user ``@triton.jit`` helper then holds the helper's ops too.
+
+Views ask for a *statement*, not a bare line: a statement spanning several lines owns
+the ops of all its lines (:mod:`irscope.ir.statements` says which lines those are), so
+:func:`line_match` takes the statement's lines, and the core
+(:meth:`irscope.core.Capture.ops_at_line`) applies both rules.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from .model import Location
 
@@ -29,13 +36,15 @@ def same_file(frame_file: str, kernel_file: str | None) -> bool:
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
-def line_match(location: Location, line: int, file: str | None, call_sites: bool = False) -> str | None:
-    """How ``location`` belongs to ``line`` of ``file``: :data:`PYTHON_LINE`,
-    :data:`CALL_SITE` (only with ``call_sites``), or None."""
+def line_match(location: Location, line: int | Collection[int], file: str | None,
+               call_sites: bool = False) -> str | None:
+    """How ``location`` belongs to ``line`` of ``file`` (one line, or the lines of a
+    statement): :data:`PYTHON_LINE`, :data:`CALL_SITE` (only with ``call_sites``), or None."""
     user = location.user_frame()
     if user is None:
         return None
-    if user.line == line and same_file(user.file, file):
+    lines = (line,) if isinstance(line, int) else line
+    if user.line in lines and same_file(user.file, file):
         return PYTHON_LINE
     if call_sites:
         seen = False
@@ -43,7 +52,7 @@ def line_match(location: Location, line: int, file: str | None, call_sites: bool
             if fr is user:
                 seen = True
                 continue
-            if seen and fr.line == line and not fr.is_library() and same_file(fr.file, file):
+            if seen and fr.line in lines and not fr.is_library() and same_file(fr.file, file):
                 return CALL_SITE
     return None
 

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import re
 
+from irscope.text_guard import never_raise
+
 from .parse_guard import parser
 from .bracket_scan import LABEL_RE as _LABEL_RE
 from .bracket_scan import split_top
+from irscope.compiler.stages import SASS
+
+from .model import DIALECT_SASS
 from .model import (unknown_op, UNKNOWN_LOCATION, Block, Frame, Function, Instruction, Location,
                     Module, ParseCache)
 
@@ -67,15 +72,14 @@ def classify(raw: str) -> tuple:
     return (S_UNKNOWN,)
 
 
+@never_raise(lambda raw: (S_UNKNOWN,), pause_gc=False)  # odd text must never stop a parse
 def _safe(raw: str) -> tuple:
-    try:
-        return classify(raw)
-    except Exception:  # never let odd text stop a parse
-        return (S_UNKNOWN,)
+    """``classify(raw)``."""
+    return classify(raw)
 
 
-@parser("sass")
-def parse_sass(text: str, stage: str = "sass", cache: ParseCache | None = None) -> Module:
+@parser(SASS)
+def parse_sass(text: str, stage: str = SASS, cache: ParseCache | None = None) -> Module:
     """Parse ``nvdisasm -g -c`` output into a :class:`Module`; never raises on input."""
     memo = cache.sass if cache is not None else {}
     mod = Module(stage)
@@ -105,7 +109,7 @@ def parse_sass(text: str, stage: str = "sass", cache: ParseCache | None = None) 
             if block is None:
                 block = Block(None, (), [], lineno)
                 fn.blocks.append(block)
-            op = Instruction(name=t[3], dialect="sass", results=(), operands=t[4], types="", attributes="",
+            op = Instruction(name=t[3], dialect=DIALECT_SASS, results=(), operands=t[4], types="", attributes="",
                              location=loc, line=lineno, text=raw, parent=fn, end_line=lineno, predicate=t[2],
                              offset=t[1])
             block.ops.append(op)
@@ -136,6 +140,6 @@ def parse_sass(text: str, stage: str = "sass", cache: ParseCache | None = None) 
 
 
 def _function(mod: Module, name: str, line: int, text: str) -> Function:
-    fn = Function(name=name, kind="sass", line=line, end_line=line, text=text)
+    fn = Function(name=name, kind=DIALECT_SASS, line=line, end_line=line, text=text)
     mod.functions.append(fn)
     return fn

@@ -30,6 +30,13 @@ def _raw():
     return field(default="", compare=False, repr=False)
 
 
+# How a type is spelled: MLIR's builtin types, the LLVM dialect's (``!llvm.ptr<1>``)
+# or LLVM IR's (``ptr addrspace(1)``). These name spellings, not stages.
+FLAVOR_MLIR = "mlir"
+FLAVOR_LLVM = "llvm"
+FLAVOR_IR = "ir"
+
+
 def _spelling(default: str):
     # How a type is spelled (!llvm.ptr<1> or LLVM IR ptr addrspace(1); !tt.memdesc or
     # !ttg.memdesc) is kept for printing, but is no part of the type's identity.
@@ -82,7 +89,7 @@ class PointerType(Type):
         n = self.address_space
         if self.flavor == "tt":
             return f"!tt.ptr<{self.pointee}>" if n == 1 else f"!tt.ptr<{self.pointee}, {n}>"
-        if self.flavor == "llvm":
+        if self.flavor == FLAVOR_LLVM:
             inner = ", ".join(([_inner(self.pointee)] if self.pointee is not None else []) + ([str(n)] if n else []))
             return f"!llvm.ptr<{inner}>" if inner else "!llvm.ptr"
         return f"ptr addrspace({n})" if n else "ptr"
@@ -148,7 +155,7 @@ class TensorType(Type):
     @property
     def numel(self) -> int | None:
         """Number of elements; None when a dimension is dynamic."""
-        return None if None in self.shape else prod(self.shape)  # type: ignore[arg-type]
+        return None if None in self.shape else prod(self.shape)  # type: ignore[arg-type]  # no None dims: checked on the left
 
     def encoding_text(self, aliases: Mapping[str, str] | None = None) -> str | None:
         """The encoding with its alias resolved through ``aliases`` (``Module.encodings``):
@@ -228,14 +235,14 @@ class VectorType(Type):
     element: Type
     shape: tuple[int, ...] = ()
     """Dimensions of an MLIR vector (``(count,)`` for the usual 1-d one)."""
-    flavor: str = _spelling("mlir")
+    flavor: str = _spelling(FLAVOR_MLIR)
     """``mlir``, ``ir`` or ``llvm`` (``!llvm.vec``)."""
     raw: str = _raw()
 
     def __str__(self) -> str:
-        if self.flavor == "ir":
+        if self.flavor == FLAVOR_IR:
             return f"<{self.count} x {self.element}>"
-        if self.flavor == "llvm":
+        if self.flavor == FLAVOR_LLVM:
             return f"!llvm.vec<{self.count} x {_inner(self.element)}>"
         return f"vector<{_dims(self.shape or (self.count,))}{self.element}>"
 
@@ -246,12 +253,12 @@ class ArrayType(Type):
 
     count: int
     element: Type
-    flavor: str = _spelling("ir")
+    flavor: str = _spelling(FLAVOR_IR)
     """``ir`` or ``llvm``."""
     raw: str = _raw()
 
     def __str__(self) -> str:
-        if self.flavor == "llvm":
+        if self.flavor == FLAVOR_LLVM:
             return f"!llvm.array<{self.count} x {_inner(self.element)}>"
         return f"[{self.count} x {self.element}]"
 
@@ -265,12 +272,12 @@ class StructType(Type):
     packed: bool = False
     name: str | None = None
     """Name of an identified LLVM dialect struct."""
-    flavor: str = _spelling("ir")
+    flavor: str = _spelling(FLAVOR_IR)
     """``ir`` or ``llvm``."""
     raw: str = _raw()
 
     def __str__(self) -> str:
-        if self.flavor == "llvm":
+        if self.flavor == FLAVOR_LLVM:
             body = ", ".join(map(_inner, self.fields))
             head = (f'"{self.name}", ' if self.name is not None else "") + ("packed " if self.packed else "")
             return f"!llvm.struct<{head}({body})>"
@@ -299,17 +306,17 @@ class FunctionType(Type):
     inputs: tuple[Type, ...]
     results: tuple[Type, ...]
     variadic: bool = False
-    flavor: str = _spelling("mlir")
+    flavor: str = _spelling(FLAVOR_MLIR)
     """``mlir``, ``ir`` or ``llvm``."""
     raw: str = _raw()
 
     def __str__(self) -> str:
-        show = _inner if self.flavor == "llvm" else str
+        show = _inner if self.flavor == FLAVOR_LLVM else str
         args = ", ".join([show(t) for t in self.inputs] + (["..."] if self.variadic else []))
-        if self.flavor in ("ir", "llvm"):
+        if self.flavor in (FLAVOR_IR, FLAVOR_LLVM):
             ret = show(self.results[0]) if self.results else "void"
             text = f"{ret} ({args})"
-            return f"!llvm.func<{text}>" if self.flavor == "llvm" else text
+            return f"!llvm.func<{text}>" if self.flavor == FLAVOR_LLVM else text
         res = str(self.results[0]) if len(self.results) == 1 and not isinstance(self.results[0], FunctionType) \
             else "(" + ", ".join(map(str, self.results)) + ")"
         return f"({args}) -> {res}"
@@ -319,11 +326,11 @@ class FunctionType(Type):
 class VoidType(Type):
     """LLVM IR ``void``, ``!llvm.void``."""
 
-    flavor: str = _spelling("ir")
+    flavor: str = _spelling(FLAVOR_IR)
     raw: str = _raw()
 
     def __str__(self) -> str:
-        return "!llvm.void" if self.flavor == "llvm" else "void"
+        return "!llvm.void" if self.flavor == FLAVOR_LLVM else "void"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
 from irscope import text_guard
 from irscope.text_guard import paused_gc
 
-from .model import Block, Function, Module, Op, read_unread_details
+from .model import DIALECT_LLVM, DIALECT_PTX, DIALECT_SASS, Block, Function, Module, Op, read_unread_details
 
 if TYPE_CHECKING:
     import networkx
@@ -42,7 +42,7 @@ class Use(NamedTuple):
     """One use of a value: operand ``index`` of ``op``."""
 
     op: Op
-    index: int
+    index: int  # type: ignore[assignment]  # the public field name; it shadows tuple.index
 
 
 @dataclass(eq=False, slots=True)
@@ -126,7 +126,7 @@ class DefUse:
     def results(self, op: Op) -> tuple[OpResult, ...]:
         """The values ``op`` defines."""
         got = self._results.get(id(op), ())
-        return got if type(got) is tuple else (got,)
+        return got if isinstance(got, tuple) else (got,)
 
     def operands(self, op: Op) -> tuple[SSAValue | None, ...]:
         """Per operand of ``op``: the value it uses, or None (a constant, a label, a
@@ -148,6 +148,12 @@ class DefUse:
         return list(dict.fromkeys(o for r in self.results(op) for o in r.use_sites[::2]))
 
 
+def _no_result_types(op: Op) -> list[str]:
+    """What a types-parser bug gives (the guard's fallback): no type text, so def-use still works."""
+    return [""] * len(op.results)
+
+
+@text_guard.never_raise(_no_result_types, pause_gc=False)
 def _result_types(op: Op) -> list[str]:
     """Best-effort type text of each result: MLIR's trailing type list, or what an
     LLVM IR instruction says it defines."""
@@ -155,17 +161,12 @@ def _result_types(op: Op) -> list[str]:
         return []
     from .types import instruction_result_type, parse_op_types
 
-    try:
-        if not op.types and op.dialect == "llvm":
-            t = instruction_result_type(op.text)
-            return [t.raw if t is not None else ""] * len(op.results)
-        if not op.types:
-            return [""] * len(op.results)
-        got = parse_op_types(op.types, num_results=len(op.results)).results
-    except Exception:  # a types-parser bug must not break def-use
-        if text_guard.STRICT:
-            raise
+    if not op.types and op.dialect == DIALECT_LLVM:
+        t = instruction_result_type(op.text)
+        return [t.raw if t is not None else ""] * len(op.results)
+    if not op.types:
         return [""] * len(op.results)
+    got = parse_op_types(op.types, num_results=len(op.results)).results
     texts = [t.raw for t in got]
     if len(texts) == 1 and len(op.results) > 1:
         texts *= len(op.results)
@@ -175,14 +176,14 @@ def _result_types(op: Op) -> list[str]:
 @functools.lru_cache(maxsize=4096)  # a function repeats a few dozen opcodes thousands of times
 def _writer_name(dialect: str, name: str) -> bool:
     """Whether a PTX/SASS instruction called ``name`` writes its first operand."""
-    if dialect == "sass":
+    if dialect == DIALECT_SASS:
         return not name.startswith(_SASS_NO_DEST) and not name.split(".")[0] in _SASS_NO_DEST
     return not name.startswith(_PTX_NO_DEST)
 
 
 @paused_gc  # it makes a value and a use per op and operand, and all of them stay alive
 def _build(function: Function) -> DefUse:
-    ssa = not any(op.dialect in ("ptx", "sass") for op in _first_ops(function))
+    ssa = not any(op.dialect in (DIALECT_PTX, DIALECT_SASS) for op in _first_ops(function))
     values: dict[str, SSAValue] = {}
     du = DefUse(function, values, ssa)
     if function.blocks:
@@ -212,7 +213,7 @@ def _build(function: Function) -> DefUse:
     for op in ops:  # registers: a use reads the latest earlier write
         names = op.operands
         writes = bool(names) and _writer_name(op.dialect, op.name)
-        operands[id(op)] = _uses(values, op, names, 1 if writes else 0, op.dialect == "sass")
+        operands[id(op)] = _uses(values, op, names, 1 if writes else 0, op.dialect == DIALECT_SASS)
         if writes:
             results[id(op)] = values[names[0]] = OpResult(names[0], "", [], op, 0)
     return du
@@ -330,10 +331,11 @@ def to_networkx(target: Module | Function) -> "networkx.DiGraph":
                        result_types=[r.type_text for r in du.results(op)], python_line=_python_line(op),
                        function=fn.name, parent=regions[-1] if regions else None, regions=regions)
         for op in fn.ops():
-            for i, v in enumerate(du.operands(op)):
-                if v is None:
+            for i, used in enumerate(du.operands(op)):
+                if used is None:
                     continue
-                src = f"op{v.op.line}" if isinstance(v, OpResult) else arg_nodes.get(id(v))
+                src = (f"op{used.op.line}" if isinstance(used, OpResult) and used.op is not None
+                       else arg_nodes.get(id(used)))
                 if src is not None:
-                    g.add_edge(src, f"op{op.line}", value=v.name, operand=i)
+                    g.add_edge(src, f"op{op.line}", value=used.name, operand=i)
     return g

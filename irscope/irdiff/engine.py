@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from irscope.ir import Function, Module, Op
 from irscope.ir.values import DefUse, def_use
 from irscope.ir.python_lines import python_line
-from irscope.compiler.stages import STAGES
+from irscope.compiler.stages import FAMILY_MLIR, STAGES
 
 from .align import align
 from .keys import EncodingPair, Keys, canonical_name, pair_encodings
@@ -58,7 +58,7 @@ def diff_modules(a: Module, b: Module, stage: str) -> StageDiff:
     """The diff of two parses of one format (``stage`` names it: ``ttgir``, ``llir``,
     ``ptx``, ``sass``, or ``mlir`` for any MLIR such as an LLVM-dialect snapshot)."""
     family = family_of(stage)
-    enc_pairs, tokens_a, tokens_b = pair_encodings(a, b) if family == "mlir" else ([], {}, {})
+    enc_pairs, tokens_a, tokens_b = pair_encodings(a, b) if family == FAMILY_MLIR else ([], {}, {})
     keys_a, keys_b = Keys(family, tokens_a), Keys(family, tokens_b)
     p = _Pairing()
     _pair_functions(a, b, p)
@@ -238,23 +238,31 @@ def _value_map(p: _Pairing) -> dict[int, object]:
     for fa, fb in p.functions:
         da, db = def_use(fa), def_use(fb)
         for va, vb in zip(fa.args, fb.args):
-            x, y = da.values.get(va.name), db.values.get(vb.name)
-            if x is not None and y is not None:
-                vmap[id(x)] = y
+            arg_a, arg_b = da.values.get(va.name), db.values.get(vb.name)
+            if arg_a is not None and arg_b is not None:
+                vmap[id(arg_a)] = arg_b
+        # The arguments of the body's other blocks (^bb1(%1: index) after a cf.br),
+        # by position, as for the blocks of an op's regions below.
+        _map_block_args(fa.blocks, fb.blocks, da, db, vmap)
     du_a, du_b = _DefUses(), _DefUses()
     for x, y, _ in p.pairs:
-        da, db = du_a.of(x), du_b.of(y)
-        if da is None or db is None:
+        ua, ub = du_a.of(x), du_b.of(y)
+        if ua is None or ub is None:
             continue
-        for rx, ry in zip(da.results(x), db.results(y)):
+        for rx, ry in zip(ua.results(x), ub.results(y)):
             vmap[id(rx)] = ry
         for region_x, region_y in zip(x.regions, y.regions):
-            for bx, by in zip(region_x.blocks, region_y.blocks):
-                for ax, ay in zip(bx.args, by.args):
-                    vx, vy = da.values.get(ax.name), db.values.get(ay.name)
-                    if vx is not None and vy is not None:
-                        vmap[id(vx)] = vy
+            _map_block_args(region_x.blocks, region_y.blocks, ua, ub, vmap)
     return vmap
+
+
+def _map_block_args(blocks_a: list, blocks_b: list, da: DefUse, db: DefUse, vmap: dict[int, object]) -> None:
+    """Map the arguments of two block lists onto each other, block by block, by position."""
+    for bx, by in zip(blocks_a, blocks_b):
+        for ax, ay in zip(bx.args, by.args):
+            vx, vy = da.values.get(ax.name), db.values.get(ay.name)
+            if vx is not None and vy is not None:
+                vmap[id(vx)] = vy
 
 
 def _operands_match(x: Op, y: Op, du_a: _DefUses, du_b: _DefUses, vmap: dict[int, object]) -> bool:
@@ -304,10 +312,8 @@ def _layout_change(x: Op, y: Op, a: Module, b: Module) -> str | None:
     from irscope.ir.layouts import diff_fields
     from irscope.ir.types import MemDescType, TensorType
 
-    try:
-        rx, ry = x.signature(a.encodings).results, y.signature(b.encodings).results
-    except Exception:  # a type the parser does not model: say "type" instead
-        return None
+    # (never raises: a type the parser does not model is an OpaqueType, no layout)
+    rx, ry = x.signature(a.encodings).results, y.signature(b.encodings).results
     for sx, sy in zip(rx, ry):
         if isinstance(sx, (TensorType, MemDescType)) and isinstance(sy, type(sx)):
             if sx.shape == sy.shape and sx.element == sy.element:
@@ -318,10 +324,7 @@ def _layout_change(x: Op, y: Op, a: Module, b: Module) -> str | None:
 
 
 def _attribute_change(x: Op, y: Op) -> str:
-    try:
-        ax, ay = x.attribute_values(), y.attribute_values()
-    except Exception:
-        return f"{x.attributes} -> {y.attributes}"
+    ax, ay = x.attribute_values(), y.attribute_values()  # never raises (text_guard)
     parts = []
     for k in list(ax) + [k for k in ay if k not in ax]:
         vx, vy = ax.get(k), ay.get(k)
@@ -344,6 +347,7 @@ def _ref(op: Op) -> OpRef:
 
 def _change(kind: str, x: Op | None, y: Op | None, details=()) -> Change:
     op = y if y is not None else x
+    assert op is not None  # a change has at least one side
     line = python_line(y.location) if y is not None else None
     if line is None and x is not None:
         line = python_line(x.location)
@@ -361,7 +365,7 @@ def _encoding_changes(pairs: list[EncodingPair], a: Module, b: Module) -> list[C
         before = OpRef(0, f"{p.before} = {a.encodings[p.before]}", p.before) if p.before else None
         after = OpRef(0, f"{p.after} = {b.encodings[p.after]}", p.after) if p.after else None
         kind = CHANGED if before and after else (REMOVED if before else ADDED)
-        out.append(Change(kind, p.after or p.before, before, after,
+        out.append(Change(kind, p.after or p.before or "", before, after,
                           tuple(f"layout: {d}" for d in p.details)))
     return out
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from irscope.compiler.stages import FAMILY_LLVM, FAMILY_MLIR, FAMILY_SASS
 from irscope.ir import Module, Op, op_form
 
 # An alias reference: '#blocked1', '#mma', '#smem' (a dialect attribute has a dot).
@@ -136,11 +137,11 @@ class Keys:
         return key
 
     def _key(self, form: str) -> str:
-        if self.family == "llvm":
+        if self.family == FAMILY_LLVM:
             form = _LLVM_ATTR_GROUP.sub("#", form)
-        if self.family == "sass":
+        if self.family == FAMILY_SASS:
             form = _SASS_LABEL.sub(".L", _SASS_REG.sub(r"\1", _SASS_OFFSET.sub("", form)))
-        if self.family == "mlir" and "triton_" in form:
+        if self.family == FAMILY_MLIR and "triton_" in form:
             form = _DIALECT_SPELLINGS.sub(lambda m: _DIALECT_CANON[m.group(1)] + ".", form)
         if self.tokens and "#" in form:
             tokens = self.tokens

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Mapping
 
+from irscope.compiler.stages import SASS
 from irscope.ir import Module
 
 from .keys import _keys_by_line, _line_index, chain_key, line_key
@@ -112,7 +113,7 @@ def location_group(src_stage: str, src: Module, dst_stage: str, dst: Module, *,
     ``drop_dst``: destination lines that get no location link at all; ``src_exact`` /
     ``dst_exact``: pairs with both ends in them are left out.
     """
-    coarse = "sass" in (src_stage, dst_stage)
+    coarse = SASS in (src_stage, dst_stage)
     key, kind = (line_key, "same-line") if coarse else (chain_key, "same-location")
 
     def index(stage: str, module: Module) -> dict[tuple, list[int]]:

@@ -6,6 +6,7 @@ import difflib
 import re
 from collections import defaultdict
 
+from irscope.compiler.stages import TTGIR
 from irscope.ir import Module
 
 from .keys import units
@@ -69,14 +70,14 @@ def link_exact(stage: str, ttgir: Module, normal: Module | None, ttgirloc: Modul
     loc_stage = EXACT_STAGES[stage]
     lines = ttgir_lines(ttgir, ttgirloc)
     report = ExactReport(stage, ttgirloc_ops=sum(1 for _ in ttgirloc.ops()), with_ttgir_line=len(lines))
-    own = [StageLink("ttgir", g, loc_stage, i, "exact") for i, g in lines.items()]
+    own = [StageLink(TTGIR, g, loc_stage, i, "exact") for i, g in lines.items()]
     moved: list[StageLink] = []
     if normal is not None:
         pairs, report.identical, report.ratio = align_ttgirloc(normal, ttgirloc)
         for n_line, l_line in pairs.items():
             g = lines.get(l_line)
             if g is not None:
-                moved.append(StageLink("ttgir", g, stage, n_line, "exact"))
+                moved.append(StageLink(TTGIR, g, stage, n_line, "exact"))
         report.transferred = len({lk.dst_line for lk in moved})
     return own, moved, report
 

@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Mapping, Sequence
 
+from irscope.compiler.stages import TTGIR, TTIR
 from irscope.ir import Module, Op
 from irscope.text_guard import paused_gc
 
@@ -135,7 +136,7 @@ class CaptureLinks:
         """The shortest chain of stages from ``start`` to ``target`` (BFS, in pipeline
         order, so the result is deterministic); [] when they are not connected."""
         graph = self.stage_graph()
-        prev = {start: None}
+        prev: dict[str, str | None] = {start: None}
         queue = [start]
         while queue:
             s = queue.pop(0)
@@ -148,8 +149,8 @@ class CaptureLinks:
         if target not in prev:
             return []
         path = [target]
-        while prev[path[-1]] is not None:
-            path.append(prev[path[-1]])
+        while (step := prev[path[-1]]) is not None:
+            path.append(step)
         return path[::-1]
 
     def op(self, stage: str, line: int) -> Op | None:
@@ -264,14 +265,14 @@ def build_links(modules: Mapping[str, Module]) -> CaptureLinks:
     m = dict(modules)
     parts: list[Sequence[StageLink] | LocationGroup] = []
     exact: dict[str, ExactReport] = {}
-    if "ttir" in m and "ttgir" in m:
-        parts.append(link_ttir_ttgir(m["ttir"], m["ttgir"]))
+    if TTIR in m and TTGIR in m:
+        parts.append(link_ttir_ttgir(m[TTIR], m[TTGIR]))
     op_ttgir: dict[str, dict[int, set[int]]] = {}  # stage -> line -> TTGIR op lines
-    if "ttgir" in m:
+    if TTGIR in m:
         for stage, loc_stage in EXACT_STAGES.items():
             if loc_stage not in m:
                 continue
-            own, moved, exact[stage] = link_exact(stage, m["ttgir"], m.get(stage), m[loc_stage])
+            own, moved, exact[stage] = link_exact(stage, m[TTGIR], m.get(stage), m[loc_stage])
             parts.append(own + moved)
             per: dict[int, set[int]] = defaultdict(set)
             for lk in moved:
@@ -284,7 +285,7 @@ def build_links(modules: Mapping[str, Module]) -> CaptureLinks:
         ea, eb = op_ttgir.get(a), op_ttgir.get(b)
         # A pair's explicit links go before its location group: CaptureLinks reads
         # neighbours in that order, as the flat list has them.
-        if a == "ttgir" and eb is not None:
+        if a == TTGIR and eb is not None:
             # Exactly linked instructions drop their TTGIR location links.
             parts.append(location_group(a, m[a], b, m[b], drop_dst=eb, _indexes=indexes))
         elif ea is not None and eb is not None:

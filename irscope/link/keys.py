@@ -57,7 +57,7 @@ def _index(ops: Iterable[Op], key, lines: bool = False) -> dict[tuple, list]:
         k = keys.get(id(loc), _MISSING)
         if k is _MISSING:
             k = keys[id(loc)] = key(loc)
-        if k is not None:
+        if isinstance(k, tuple):  # (not None: a location with no key)
             out[k].extend(map(take, run) if take else run)
     return out
 

@@ -25,22 +25,13 @@ from typing import Iterable, Mapping, Sequence
 
 from irscope.ir import ParseCache, op_forms
 from irscope.ir.forms import normalise_op_text, op_form
-from irscope.compiler.stages import STAGES
+from irscope.compiler.pass_order import INTERNAL, Side, place_steps
+from irscope.compiler.stages import LLIR, MLIR, SNAPSHOT_KINDS, pass_stage
+from irscope.ir.model import DIALECT_LLVM, DIALECT_MIR
 
 __all__ = ["normalise_op_text", "OpSummary", "OpDiff", "PassInput", "PassChange", "StageOrigins",
-           "OpLife", "ProvenanceCache", "summarise_module_ops", "summarise_forms", "diff_summaries", "pass_changes",
-           "stage_origins", "op_lives", "dialect_of"]
-
-# Snapshot kind (the bundle's ``passes.kind``) -> the irscope.ir stage that parses it.
-# MIR (codegen passes) goes through the LLVM IR parser, which reads MIR functions too.
-_KIND_STAGE = {"mlir": "mlir", "llvm": "llir", "mir": "llir"}
-# Stage (the bundle's ``stages.stage``) -> snapshot kind its final text is printed in.
-# The llir stage's passes are MLIR but its final text is LLVM IR: the two cannot be
-# compared, so the last MLIR pass of llir has no known "after".
-_STAGE_KIND = {s.name: s.passes_kind for s in STAGES.values() if s.passes_kind}
-# (stage, snapshot kind) -> the stage whose final text is the input of that stage's
-# first pass of that kind: make_ptx's codegen pipeline starts from the llir file.
-_STAGE_INPUT = {(s.name, "llvm"): s.passes_input for s in STAGES.values() if s.passes_input}
+           "ProvenanceCache", "summarise_module_ops", "summarise_forms", "diff_summaries", "pass_changes",
+           "stage_origins", "dialect_of"]
 
 # LLVM passes print either the whole module or just the function they ran on
 # (function passes of the new pass manager, some legacy ones), so declarations and
@@ -63,7 +54,7 @@ def dialect_of(op_name: str) -> str:
     head, dot, _ = op_name.partition(".")
     if dot:
         return head
-    return "mir" if op_name[:1].isupper() else "llvm"
+    return DIALECT_MIR if op_name[:1].isupper() else DIALECT_LLVM
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,13 +166,13 @@ class ProvenanceCache:
         self._keys[id(text)] = (text, k)
         return k
 
-    def summary(self, text: str, stage: str = "mlir") -> OpSummary:
+    def summary(self, text: str, stage: str = MLIR) -> OpSummary:
         """The summary of ``text`` parsed as ``stage`` (memoised)."""
         k = (stage, self.key(text))
         hit = self.summaries.get(k)
         if hit is None:
             forms = op_forms(stage, text, self.parse_cache)
-            if stage == "llir":  # see _MODULE_LEVEL
+            if stage == LLIR:  # see _MODULE_LEVEL
                 forms = [f for f in forms if f[0] not in _MODULE_LEVEL]
             hit = summarise_forms(forms)
             self.summaries[k] = hit
@@ -209,8 +200,11 @@ class PassInput:
     when: str
     """``before``, ``after``, ``after-failed`` or ``internal``."""
     kind: str
-    """``mlir`` or ``llvm``."""
+    """``mlir``, ``llvm`` or ``mir``."""
     text: str
+    anchor: str = ""
+    """The op the pass ran on (``builtin.module``, ``tt.func``): a pass anchored inside
+    the module runs nested in another (:mod:`irscope.compiler.pass_order`)."""
 
 
 @dataclass(slots=True)
@@ -249,6 +243,9 @@ class PassChange:
     """Op names whose last instance in the stage this pass erased."""
     before_summary: OpSummary | None = field(default=None, repr=False)
     after_summary: OpSummary | None = field(default=None, repr=False)
+    depth: int = 0
+    """0 for a top-level pass; more for a pass run inside another (left out of sums
+    and of origins, like an internal snapshot)."""
 
     def to_json(self) -> dict:
         """The fixed JSON shape of ``irscope passes --json``."""
@@ -278,85 +275,46 @@ class StageOrigins:
     appeared, whether or not it survives to the final IR."""
 
 
-def _after_index(passes: Sequence[PassInput], i: int) -> int | None:
-    """Index of the snapshot holding the IR after ``before``-pass ``i``: the next
-    non-internal ``before`` snapshot of the same stage and kind; None at the end."""
-    p = passes[i]
-    for j in range(i + 1, len(passes)):
-        q = passes[j]
-        if q.stage != p.stage:
-            return None
-        if q.when == "internal" or q.kind != p.kind:
-            continue
-        return j if q.when == "before" else None
-    return None
-
-
 def pass_changes(passes: Sequence[PassInput], finals: Mapping[str, str],
                  cache: ProvenanceCache | None = None) -> list[PassChange]:
     """One :class:`PassChange` per snapshot, in order.
 
     ``passes`` is the capture's snapshots in ``seq`` order, each stage's passes
     contiguous; ``finals`` maps a stage to its final text (``ttir``, ``ttgir``,
-    ``llir``). For a ``before`` snapshot the IR after the pass is the next ``before``
-    snapshot of the same stage, or the stage's final text for the stage's last pass
-    (when that text is of the same kind). For ``after`` snapshots (LLVM passes) the
-    IR before is the previous ``after`` snapshot of the same stage. An ``internal``
-    snapshot is compared with the snapshot just before it.
+    ``llir``). Which texts hold the IR before and after each pass is the rule of
+    :func:`irscope.compiler.pass_order.place_steps`, the one the core's pass steps use.
     """
     cache = cache or ProvenanceCache()
+    places = place_steps(passes, [s for s, t in finals.items() if isinstance(t, str)])
     out: list[PassChange] = []
-    for i, p in enumerate(passes):
-        stage = _KIND_STAGE.get(p.kind)
-        before_text: str | None = None
-        after_text: str | None = None
-        if stage is None:
-            pass
-        elif p.when == "internal":
-            prev = passes[i - 1] if i > 0 and passes[i - 1].stage == p.stage else None
-            if prev is not None and prev.kind == p.kind:
-                before_text, after_text = prev.text, p.text
-        elif p.when == "before":
-            before_text = p.text
-            j = _after_index(passes, i)
-            if j is not None:
-                after_text = passes[j].text
-            elif _STAGE_KIND.get(p.stage) == p.kind and isinstance(finals.get(p.stage), str):
-                # The stage's last pass: its result is the stage's own output, unless
-                # another non-internal snapshot of this stage and kind follows.
-                later = [q for q in passes[i + 1:] if q.stage == p.stage and q.kind == p.kind
-                         and q.when != "internal"]
-                if not later:
-                    after_text = finals[p.stage]
-        else:  # after / after-failed: the snapshot is the IR after the pass
-            after_text = p.text
-            for q in reversed(passes[:i]):
-                if q.stage != p.stage:
-                    break
-                if q.kind == p.kind and q.when in ("after", "after-failed"):
-                    before_text = q.text
-                    break
-            prev = _STAGE_INPUT.get((p.stage, p.kind))
-            if before_text is None and prev and isinstance(finals.get(prev), str):
-                before_text = finals[prev]  # the stage's first pass: the previous stage's output
-        internal = p.when == "internal"
-        if before_text is None or after_text is None:
+
+    def text_of(side: Side | None) -> str | None:
+        if side is None:
+            return None
+        return passes[side.pass_index].text if side.pass_index is not None else finals[side.stage or ""]
+
+    for i, (p, place) in enumerate(zip(passes, places)):
+        stage = pass_stage(p.kind) if p.kind in SNAPSHOT_KINDS else None
+        before_text, after_text = text_of(place.before), text_of(place.after)
+        internal = p.when == INTERNAL
+        if stage is None or before_text is None or after_text is None:
             bsum = cache.summary(before_text, stage) if before_text is not None and stage else None
             out.append(PassChange(i, p.stage, p.name, p.argument, p.when, p.kind, internal, False, False,
-                                  0, 0, 0, {}, bsum.total if bsum else 0, 0, before_summary=bsum))
+                                  0, 0, 0, {}, bsum.total if bsum else 0, 0, before_summary=bsum,
+                                  depth=place.depth))
             continue
         bsum = cache.summary(before_text, stage)
         asum = cache.summary(after_text, stage)
         changed = before_text != after_text
         diff = cache.diff(bsum, asum) if changed else EMPTY_DIFF
-        if changed and stage == "llir" and module_scope(before_text) != module_scope(after_text):
+        if changed and stage == LLIR and module_scope(before_text) != module_scope(after_text):
             # One side printed the whole module, the other one function: the texts
             # differ by what was printed, so only a difference in the ops says the pass did something.
             changed = bool(diff.added or diff.removed or diff.modified)
         out.append(PassChange(i, p.stage, p.name, p.argument, p.when, p.kind, internal, True, changed,
                               diff.added, diff.removed, diff.modified, dict(asum.dialects),
                               bsum.total, asum.total, dict(diff.by_name),
-                              before_summary=bsum, after_summary=asum))
+                              before_summary=bsum, after_summary=asum, depth=place.depth))
     _mark_origins(passes, out)
     return out
 
@@ -374,13 +332,13 @@ def _mark_origins(passes: Sequence[PassInput], changes: list[PassChange]) -> Non
 
 
 def _known_steps(changes: Sequence[PassChange]) -> dict[tuple[str, str], list[PassChange]]:
-    """The non-internal passes whose result is known, grouped by (stage, snapshot kind)
-    in order. A stage can run passes of several kinds (llir: MLIR, then LLVM; ptx:
+    """The top-level passes (not internal, not nested) whose result is known,
+    grouped by (stage, snapshot kind) in order. A stage can run passes of several kinds (llir: MLIR, then LLVM; ptx:
     LLVM IR, then MIR); ops of one kind never turn into ops of another inside a
     group, so each group is traced on its own."""
     groups: dict[tuple[str, str], list[PassChange]] = {}
     for c in changes:
-        if not c.internal and c.after_known and c.after_summary is not None:
+        if not c.internal and not c.depth and c.after_known and c.after_summary is not None:
             groups.setdefault((c.stage, c.kind), []).append(c)
     return groups
 
@@ -407,6 +365,8 @@ def _origins_by_group(changes: Sequence[PassChange]) -> dict[tuple[str, str], St
         first_seen: dict[str, int] = {}
         last_erased: dict[str, int] = {}
         for c in steps:
+            if c.after_summary is None:  # _known_steps keeps only steps with one
+                continue
             after_names = set(c.after_summary.names)
             for name in after_names - seen:
                 first_seen[name] = c.index
@@ -418,63 +378,3 @@ def _origins_by_group(changes: Sequence[PassChange]) -> dict[tuple[str, str], St
         erased = {n: last_erased[n] for n in sorted(seen - current) if n in last_erased}
         result[(stage_name, kind)] = StageOrigins(stage_name, introduced, erased, first_seen)
     return result
-
-
-@dataclass(frozen=True, slots=True)
-class OpLife:
-    """The life of one op instance within a stage's passes.
-
-    Ops are identified by their form ``(op name, normalised text)``: ops that print
-    the same up to SSA names and locations are interchangeable, and no pass can
-    tell them apart either, so instances of one form are told apart by count.
-    """
-
-    form: tuple[str, str]
-    """``(op name, normalised text)``."""
-    born: int | None
-    """Index of the pass (in the capture's snapshot order) after which this instance
-    appeared; None when it was in the stage's input."""
-    erased: int | None = None
-    """Index of the pass after which it was gone; None when it survives to the
-    stage's final IR."""
-
-
-def op_lives(changes: Sequence[PassChange], stage: str, kind: str | None = None
-             ) -> tuple[dict[tuple[str, str], list[int | None]], list[OpLife]]:
-    """Per op instance of ``stage``: the pass that made it and, for the ones that do
-    not reach the stage's final IR, the pass that erased it.
-
-    Walks the stage's non-internal passes whose result is known, in order, keeping
-    per form the birth of each live instance. A pass after which a form has ``k``
-    more instances made ``k`` of them; one after which it has ``k`` fewer erased
-    ``k``, the most recently made first (an op a pass just added is the likelier to
-    be folded away again; for identical forms the choice changes no count).
-
-    Returns the births of the final IR's instances per form, oldest first (the
-    stage's input, ``None``, before any pass), and every erased instance in the
-    order erased. Callers give the ``i``-th op of a form in text order the ``i``-th birth.
-    ``kind`` keeps only snapshots of that kind (``llir`` runs MLIR passes, then LLVM
-    ones: only the LLVM ones end in its final LLVM IR).
-    """
-    steps = [c for (s, k), group in _known_steps(changes).items() if s == stage and (kind is None or k == kind)
-             for c in group]
-    steps.sort(key=lambda c: c.index)
-    if not steps:
-        return {}, []
-    start = steps[0].before_summary
-    alive: dict[tuple[str, str], list[int | None]] = (
-        {k: [None] * n for k, n in start.ops.items() if n} if start is not None else {})
-    gone: list[OpLife] = []
-    for c in steps:
-        after = c.after_summary.ops
-        for k in set(alive).union(after):
-            births = alive.get(k)
-            have, want = len(births) if births else 0, after.get(k, 0)
-            if want > have:
-                alive.setdefault(k, []).extend([c.index] * (want - have))
-            elif want < have:
-                for _ in range(have - want):
-                    gone.append(OpLife(k, births.pop(), c.index))
-                if not births:
-                    del alive[k]
-    return alive, gone

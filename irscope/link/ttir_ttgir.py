@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from irscope.compiler.stages import TTGIR, TTIR
 from irscope.ir import Module, Op
 
 from .keys import _index, chain_key, units
@@ -54,13 +55,13 @@ def link_ttir_ttgir(ttir: Module, ttgir: Module) -> list[StageLink]:
                 peers = g_by_name[g.name]
                 if len(peers) == len(same):
                     same = [same[peers.index(g)]]
-                links.extend(StageLink("ttir", t.line, "ttgir", g.line, "same-op") for t in same)
+                links.extend(StageLink(TTIR, t.line, TTGIR, g.line, "same-op") for t in same)
                 continue
             renamed = [t for t in tops if g.name in RENAMES.get(t.name, ())]
             if renamed:
-                links.extend(StageLink("ttir", t.line, "ttgir", g.line, "same-op") for t in renamed)
+                links.extend(StageLink(TTIR, t.line, TTGIR, g.line, "same-op") for t in renamed)
                 continue
             kind = "derived" if getattr(g, "dialect", "") in _GPU_DIALECTS else "same-location"
-            links.extend(StageLink("ttir", t.line, "ttgir", g.line, kind) for t in tops)
+            links.extend(StageLink(TTIR, t.line, TTGIR, g.line, kind) for t in tops)
     return links
 

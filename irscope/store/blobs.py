@@ -17,7 +17,7 @@ from __future__ import annotations
 import lzma
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from irscope.errors import IrscopeError
@@ -43,7 +43,7 @@ class BlobStore:
         self.conn = conn
         self.where = where
         """Names the bundle in errors."""
-        self._packs: OrderedDict[int, bytes] = OrderedDict()
+        self._packs: OrderedDict[int, _PackReader] = OrderedDict()
 
     def prepare(self, items: Iterable[str | bytes]) -> "PreparedBlobs":
         """Hash and compress ``items`` before the transaction that stores them.
@@ -229,7 +229,7 @@ class _PackWriter:
 
     def finish(self) -> _Pack:
         self.chunks.append(self.compressor.flush())
-        self.compressor = None  # its window and match finder (tens of MB) go now
+        del self.compressor  # its window and match finder (tens of MB) go now
         return _Pack(b"".join(self.chunks), self.size, tuple(self.entries))
 
 
@@ -239,5 +239,5 @@ class PreparedBlobs:
 
     keys: list[bytes]
     packs: list[_Pack]
-    sizes: list[int] = ()
+    sizes: Sequence[int] = ()
     """Encoded size of each item, in order."""

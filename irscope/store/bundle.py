@@ -347,6 +347,7 @@ class Bundle:
                 (info.started, info.mode, json.dumps(info.targets), int(info.llvm_passes), json.dumps(info.command),
                  info.script, info.cwd, info.host, info.python_executable, info.irscope_version, json.dumps(info.env)),
             )
+        assert cur.lastrowid is not None  # set by the INSERT just made
         return cur.lastrowid
 
     def finish_run(self, run_id: int, *, complete: bool, status: str, error: str | None = None) -> None:
@@ -393,6 +394,7 @@ class Bundle:
                  k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes), r.shared_static),
             )
             cid = cur.lastrowid
+            assert cid is not None  # set by the INSERT just made
             keys = self.blobs.put_prepared(prepared, run_id)
             n = len(k.stages)
             self.conn.executemany(

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
 from irscope.core import open_bundle
 from irscope.errors import IrscopeError
@@ -49,8 +52,9 @@ def load_keymap(path: str | os.PathLike | None = None) -> dict[str, str]:
         if explicit:
             raise IrscopeError(f"keymap file {str(target)!r} not found")
         return {}
+    # tomllib is 3.11+ (3.10 gets the error below), imported only when a keymap file exists.
     try:
-        import tomllib  # noqa: PLC0415  (3.11+; only when a keymap file exists)
+        import tomllib  # type: ignore[import-not-found, unused-ignore]  # noqa: PLC0415  (3.11+ only)
     except ImportError:
         raise IrscopeError(f"keymap {str(target)!r}: reading keymap files needs Python 3.11 or later") from None
     try:
@@ -62,6 +66,18 @@ def load_keymap(path: str | os.PathLike | None = None) -> dict[str, str]:
                                               for k, v in table.items()):
         raise IrscopeError(f"keymap {str(target)!r}: expected \"binding.id\" = \"keys\" pairs")
     return dict(table)
+
+
+def worker_error_line(worker: Worker) -> str:
+    """What a failed worker's notification says: one line, the worker and its error
+    (an IrscopeError's message as it is, any other error with its type)."""
+    error = worker.error
+    what = (worker.name or "a background task").strip("_").replace("_", " ")
+    detail = " ".join(str(error).split()) if error is not None else ""
+    if error is not None and not isinstance(error, IrscopeError):
+        detail = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+    line = f"{what} failed: {detail or 'unknown error'}"
+    return line if len(line) <= 300 else line[:299] + "\u2026"
 
 
 class IrscopeApp(App):
@@ -100,6 +116,11 @@ class IrscopeApp(App):
     def on_mount(self) -> None:
         from irscope.tui.screens.browser import BrowserScreen
 
+        # Worker errors: every worker runs with exit_on_error=False, and its
+        # Worker.StateChanged goes to the node that started it, without bubbling. The
+        # app hears its own workers' messages (on_worker_state_changed) and, through
+        # each screen's message signal, those of every screen's workers.
+        self.screen_change_signal.subscribe(self, self._watch_workers, immediate=True)
         self.sub_title = os.path.basename(self.bundle.path)
         self.push_screen(BrowserScreen(self.bundle))
         if self._start_capture is not None:
@@ -107,6 +128,21 @@ class IrscopeApp(App):
         if self._start_diff is not None:
             a, b = self._start_diff_sides or (None, None)
             self.open_diff(self._start_diff, a=a, b=b)
+
+    # -- worker errors (the app edge: a worker's error never closes the app) ------
+    def _watch_workers(self, screen: Screen) -> None:
+        """Hear the messages of ``screen`` (each screen once, however often it shows)."""
+        screen.message_signal.unsubscribe(self)
+        screen.message_signal.subscribe(self, self._screen_message, immediate=True)
+
+    def _screen_message(self, message: Message) -> None:
+        if isinstance(message, Worker.StateChanged):
+            self.on_worker_state_changed(message)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker that failed becomes a one-line error notification; the app stays open."""
+        if event.state == WorkerState.ERROR:
+            self.notify(worker_error_line(event.worker), severity="error", markup=False, timeout=10)
 
     # -- navigation ------------------------------------------------------------
     def open_capture(self, capture: "Capture", *, line: int | None = None) -> None:

@@ -7,7 +7,9 @@ who forgot a key types what they want. The captures of the bundle are commands t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -15,13 +17,16 @@ from textual.content import Content
 
 from irscope.tui.bindings import live_bindings
 
+if TYPE_CHECKING:
+    from irscope.tui.app import IrscopeApp
+
 
 
 class IrscopeCommands(Provider):
     """Actions of the screen the palette was opened over, and "open <capture>" commands."""
 
-    def _commands(self) -> list[tuple[str, str, object]]:
-        out: list[tuple[str, str, object]] = []
+    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        out: list[tuple[str, str, Callable[[], object]]] = []
         seen: set[str] = set()
         for row in live_bindings(self.screen):
             if row.action == "command_palette" or row.description in seen:
@@ -34,7 +39,7 @@ class IrscopeCommands(Provider):
         if bundle is not None:
             for cap in bundle.captures():
                 out.append((f"open {cap.title()}", f"capture #{cap.id}",
-                            partial(self.app.open_capture, cap)))
+                            partial(cast("IrscopeApp", self.app).open_capture, cap)))
         return out
 
     async def discover(self) -> Hits:

@@ -8,21 +8,21 @@ or parsing a bundle never blocks a key press.
 
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 
+from irscope.core.variant import differing_fields
 from irscope.errors import IrscopeError
-from irscope.ir.python_lines import python_line
 from irscope.compiler.units import human_bytes
 
 if TYPE_CHECKING:
     from textual.app import App
 
     from irscope.core import Bundle, Capture
+    from irscope.tui.app import IrscopeApp
     from irscope.ir import Module, Op
 
 # -- the kernel browser ---------------------------------------------------------
@@ -39,33 +39,19 @@ VARIANT_WIDTH = 24
 """The variant column's widest (longer labels end in an ellipsis; the filter sees all)."""
 
 _NUMERIC = {"id", "warps", "stages", "regs", "spills", "shared", "compile"}
-_FIELD = re.compile(r",(?=[A-Za-z_][\w.]*=)")
-_LIMIT = {"registers": "regs", "shared": "smem", "warps": "warps", "blocks": "blocks"}
-
-
-def variant_fields(label: str) -> list[str]:
-    """``'BLOCK=64,num_warps=4'`` -> ``['BLOCK=64', 'num_warps=4']``."""
-    return [f for f in _FIELD.split(label or "") if f]
 
 
 def _short_variants(bundle: "Bundle") -> dict[tuple[str, str], str]:
-    """(kernel, label) -> the fields that differ between the kernel's variants."""
+    """(kernel, label) -> the fields that differ between the kernel's variants (the
+    core's :func:`~irscope.core.variant.differing_fields`, as ``irscope ls`` shows
+    them), less ``num_warps``/``num_stages``: the browser has columns for those."""
     by_kernel: dict[str, list[str]] = {}
     for c in bundle.captures():
-        by_kernel.setdefault(c.kernel, [])
-        if c.variant not in by_kernel[c.kernel]:
-            by_kernel[c.kernel].append(c.variant)
+        by_kernel.setdefault(c.kernel, []).append(c.variant)
     out = {}
     for kernel, labels in by_kernel.items():
-        split = {lab: variant_fields(lab) for lab in labels}
-        counts: dict[str, int] = {}
-        for fields in split.values():
-            for f in set(fields):
-                counts[f] = counts.get(f, 0) + 1
-        for lab, fields in split.items():
-            # warps and stages have their own columns
-            keep = [f for f in fields if counts[f] < len(labels)
-                    and not f.startswith(("num_warps=", "num_stages="))]
+        for lab, fields in differing_fields(labels).items():
+            keep = [f for f in fields if not f.startswith(("num_warps=", "num_stages="))]
             out[(kernel, lab)] = " ".join(keep) if keep else "-"
     return out
 
@@ -77,61 +63,40 @@ class BrowserRow:
     capture: "Capture"
     cells: dict[str, Text]
     """Column key -> the cell (plain Text: kernel names never reach markup)."""
-    keys: dict[str, object]
+    keys: dict[str, Any]
     """Column key -> the sort key (numbers sort as numbers, unknown last)."""
     haystack: str
     """Lower-case text the filter matches against."""
 
 
-def _num_stages(capture: "Capture") -> int | None:
-    for f in variant_fields(capture.variant):
-        name, _, value = f.partition("=")
-        if name == "num_stages" and value.isdigit():
-            return int(value)
-    value = capture.options.get("num_stages")
-    return value if isinstance(value, int) else None
-
-
 def browser_row(capture: "Capture", short_variant: str) -> BrowserRow:
-    """The cells and sort keys of one capture (reads its options when the label lacks
-    ``num_stages``)."""
-    r = capture.row
-    res = capture.resources
-    occ = capture.occupancy
-    stages = _num_stages(capture)
-    if occ is not None and occ.blocks_per_sm:
-        occupancy = (f"{occ.blocks_per_sm}x{occ.warps_per_sm // occ.blocks_per_sm}w "
-                     f"{_LIMIT.get(occ.limited_by, occ.limited_by)}")
-    else:
-        occupancy = "-"
-    status = Text("ok", style="green") if not r.error else Text(
-        f"failed ({r.failed_pass or r.failed_stage or '?'})", style="red")
+    """The cells and sort keys of one capture, drawn from its summary
+    (:attr:`irscope.core.Capture.summary`, the figures ``irscope ls`` shows)."""
+    s = capture.summary
+    status = Text("ok", style="green") if not s.error else Text(f"failed ({s.failed_at or '?'})", style="red")
     values = {
-        "id": r.id, "kernel": r.kernel, "variant": short_variant, "target": r.target,
-        "triton": r.triton_version or "-", "warps": res.num_warps, "stages": stages,
-        "regs": r.registers, "spills": res.spills, "shared": res.shared,
-        "occupancy": occ.warps_per_sm if occ is not None else None,
-        "compile": r.compile_seconds, "status": "ok" if not r.error else "failed",
+        "id": s.id, "kernel": s.kernel, "variant": short_variant, "target": s.target,
+        "triton": s.triton_version or "-", "warps": s.num_warps, "stages": s.num_stages,
+        "regs": s.registers, "spills": s.spills, "shared": s.shared, "occupancy": s.warps_per_sm,
+        "compile": s.compile_seconds, "status": s.status,
     }
     cells = {
-        "id": Text(str(r.id), justify="right"), "kernel": Text(r.kernel),
+        "id": Text(str(s.id), justify="right"), "kernel": Text(s.kernel),
         "variant": Text(short_variant, no_wrap=True, overflow="ellipsis"),
-        "target": Text(r.target),
-        "triton": Text(r.triton_version or "-"),
-        "warps": Text("-" if res.num_warps is None else str(res.num_warps), justify="right"),
-        "stages": Text("-" if stages is None else str(stages), justify="right"),
-        "regs": Text("-" if r.registers is None else str(r.registers), justify="right"),
-        "spills": Text("-" if res.spills is None else human_bytes(res.spills), justify="right"),
-        "shared": Text(human_bytes(res.shared), justify="right"),
-        "occupancy": Text(occupancy, justify="right"),
-        "compile": Text("-" if r.compile_seconds is None else f"{r.compile_seconds:.2f}s",
-                        justify="right"),
+        "target": Text(s.target),
+        "triton": Text(s.triton_version or "-"),
+        "warps": Text("-" if s.num_warps is None else str(s.num_warps), justify="right"),
+        "stages": Text("-" if s.num_stages is None else str(s.num_stages), justify="right"),
+        "regs": Text("-" if s.registers is None else str(s.registers), justify="right"),
+        "spills": Text("-" if s.spills is None else human_bytes(s.spills), justify="right"),
+        "shared": Text(human_bytes(s.shared), justify="right"),
+        "occupancy": Text(s.occupancy_text or "-", justify="right"),
+        "compile": Text("-" if s.compile_seconds is None else f"{s.compile_seconds:.2f}s", justify="right"),
         "status": status,
     }
     keys = {k: ((0, v) if v is not None else (1, 0)) if k in _NUMERIC or k == "occupancy"
             else str(v).lower() for k, v in values.items()}
-    haystack = " ".join((r.kernel, capture.variant, r.target, r.triton_version or "",
-                         str(r.id))).lower()
+    haystack = " ".join((s.kernel, s.variant, s.target, s.triton_version or "", str(s.id))).lower()
     return BrowserRow(capture, cells, keys, haystack)
 
 
@@ -151,12 +116,13 @@ class StageIndex:
     module: "Module | None"
     """None when the stage is not an IR irscope parses (AMDGCN, binaries)."""
     by_python_line: dict[int, list["Op"]] = field(default_factory=dict)
-    """Python line (file numbering) -> the ops that belong to it (the core's rule)."""
+    """Python statement (its first line, file numbering) -> the ops that belong to it
+    (the core's rule: :meth:`irscope.core.Capture.ops_by_line`)."""
     by_text_line: dict[int, "Op"] = field(default_factory=dict)
     """1-based line of the stage text -> the op that starts there."""
 
     def count(self, python_line_no: int) -> int:
-        """How many ops of this stage belong to a Python line."""
+        """How many ops of this stage belong to a Python statement (by its first line)."""
         return len(self.by_python_line.get(python_line_no, ()))
 
     def op_at(self, text_line: int) -> "Op | None":
@@ -174,13 +140,9 @@ def index_stage(capture: "Capture", name: str) -> StageIndex:
         module = st.module
     except IrscopeError:
         return StageIndex(name, None)
-    out = StageIndex(name, module)
-    file = capture.row.file
+    out = StageIndex(name, module, capture.ops_by_line(name))
     for op in module.ops():
         out.by_text_line.setdefault(op.line, op)
-        line = python_line(op.location, file)
-        if line is not None:
-            out.by_python_line.setdefault(line, []).append(op)
     return out
 
 
@@ -215,6 +177,6 @@ def compare_in_worker(app: "App", a: "Capture", b: "Capture") -> None:
         except IrscopeError as exc:
             app.call_from_thread(app.notify, str(exc), severity="error", markup=False)
             return
-        app.call_from_thread(lambda: app.open_diff(comparison, a=a, b=b))
+        app.call_from_thread(lambda: cast("IrscopeApp", app).open_diff(comparison, a=a, b=b))
 
-    app.run_worker(job, thread=True, group="diff", exclusive=True, name="compare captures")
+    app.run_worker(job, thread=True, group="diff", exclusive=True, name="compare captures", exit_on_error=False)

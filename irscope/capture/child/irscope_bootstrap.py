@@ -28,7 +28,7 @@ def _report(kind, exc, script):
     script_abs = os.path.abspath(script)
     for frame in reversed(tb):  # the innermost frame in the user's script
         if os.path.abspath(frame.filename) == script_abs:
-            where = "%s:%d" % (os.path.basename(frame.filename), frame.lineno)
+            where = "%s:%d" % (os.path.basename(frame.filename), frame.lineno or 0)
             break
     if isinstance(exc, SyntaxError) and exc.filename:
         where = "%s:%s" % (os.path.basename(exc.filename), exc.lineno)
@@ -99,7 +99,7 @@ def _die_with_parent():
                 if os.getppid() != parent:  # the parent died before prctl
                     os._exit(EXIT_PARENT_GONE)
                 return
-        except Exception:
+        except Exception:  # no prctl here (not Linux, no libc): the watcher thread below does it
             pass
     import threading
     import time
@@ -121,12 +121,12 @@ def main(argv):
     script = argv[1]
     try:
         import triton  # noqa: F401  (also triggers the hook's patching)
-    except Exception as exc:
+    except Exception as exc:  # a Triton that fails to import, whatever the error: reported to the parent
         _report("no-triton", exc, script)
         return EXIT_NO_TRITON
     sys.argv = argv[1:]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
-    import irscope_child_hook
+    import irscope_child_hook  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
     compile_only = irscope_child_hook.resolved_mode() == "compile-only"
     if compile_only:
@@ -160,7 +160,7 @@ def main(argv):
         return code
     except KeyboardInterrupt:
         return 130
-    except BaseException as exc:
+    except BaseException as exc:  # the user's script failed: reported to the parent, not a traceback of ours
         _report("exception", exc, script)
         return EXIT_SCRIPT_FAILED
     return 0

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 
-from irscope_child_source import error_info, source_info, strip_reproducer
+from irscope_child_source import error_info, source_info, strip_reproducer  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
 SPOOL = os.environ.get("IRSCOPE_SPOOL", "")
 MODE = os.environ.get("IRSCOPE_MODE", "auto")  # "auto", "gpu" or "compile-only"
@@ -72,7 +72,7 @@ def _by_name(value, names):
     """Key a {param index: x} mapping by parameter name, as users read it."""
     if hasattr(value, "arg_properties") and hasattr(value, "property_values"):
         # Triton 3.0-3.2 AttrsDescriptor: {property: [param indices]}
-        out = {}
+        out: dict = {}
         for prop, ids in value.arg_properties.items():
             for i in ids:
                 out.setdefault(_key(i, names), []).append([prop, value.property_values.get(prop)])
@@ -136,7 +136,7 @@ class _Record:
         try:
             _write_json_atomic(os.path.join(self.dir_tmp, "stages.json"),
                                [{k: v for k, v in st.items() if k != "t0"} for st in self.stages])
-        except Exception:
+        except Exception:  # a progress note only: never break the user's compile because of us
             pass
 
 
@@ -154,7 +154,7 @@ def _wrap_stage(ext, fn):
         rec.stage_ended(True)
         return out
 
-    stage.__irscope_wrapped__ = True
+    stage.__irscope_wrapped__ = True  # type: ignore[attr-defined]  # marks the stage wrapped once
     return stage
 
 
@@ -176,7 +176,7 @@ def _patch_backend_class(backend):
 
 
 def _versions():
-    out = {"python": platform.python_version()}
+    out: dict[str, str | None] = {"python": platform.python_version()}
     for name in ("triton", "torch"):
         mod = sys.modules.get(name)
         if mod is not None:
@@ -186,7 +186,7 @@ def _versions():
 
 def _tools_dir():
     triton = sys.modules.get("triton")
-    if triton is None:
+    if triton is None or triton.__file__ is None:
         return None
     path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     return path if os.path.isdir(path) else None
@@ -221,7 +221,7 @@ def _capture_compile(original, src, target, options, args, kwargs):
         try:  # what the parent needs if this process dies inside the compile
             _write_json_atomic(os.path.join(rec.dir_tmp, "progress.json"),
                                _base_meta(rec, src, target, options, started))
-        except Exception:
+        except Exception:  # a progress note only (it reads Triton's objects): never break the compile
             pass
         dump_fd = os.open(os.path.join(rec.dir_tmp, "dump.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         out_path = os.path.join(rec.dir_tmp, "stdout.txt")
@@ -229,7 +229,7 @@ def _capture_compile(original, src, target, options, args, kwargs):
         sys.stderr.flush()
         try:
             sys.stdout.flush()
-        except Exception:
+        except Exception:  # the user's stdout may be any object: never break the compile over a flush
             pass
         saved_fd2 = os.dup(2)
         saved_fd1 = os.dup(1)
@@ -249,7 +249,7 @@ def _capture_compile(original, src, target, options, args, kwargs):
             for stream in (sys.stderr, sys.stdout):
                 try:
                     stream.flush()
-                except Exception:
+                except Exception:  # the user's streams may be any object: never break the compile over a flush
                     pass
             os.dup2(saved_fd2, 2)
             os.dup2(saved_fd1, 1)
@@ -299,7 +299,7 @@ def _compile_with_ttgir_locations(original, src, target, options, args, kwargs, 
     try:
         kernel = original(src, target, options, *args, **kwargs)
         return {"files": _stage_files(kernel, os.environ["TRITON_CACHE_DIR"])}
-    except Exception as exc:
+    except Exception as exc:  # the second compile is optional: its failure is recorded, never raised
         return {"error": "%s: %s" % (type(exc).__name__, str(exc)[:500])}
     finally:
         sys.stdout.flush()
@@ -347,7 +347,7 @@ def _base_meta(rec, src, target, options, started):
             from triton.runtime import driver
 
             target = driver.active.get_current_target()
-        except Exception:
+        except Exception:  # no driver or no GPU (any error Triton's backends raise): target unknown
             target = None
     meta.update(
         {
@@ -414,11 +414,11 @@ def _patch_init_handles(compiled_kernel_cls):
                         "n_max_threads": getattr(self, "n_max_threads", None),
                     },
                 )
-            except Exception:
+            except Exception:  # resource figures are optional: never break the user's kernel launch
                 pass
         return out
 
-    _init_handles.__irscope_wrapped__ = True
+    _init_handles.__irscope_wrapped__ = True  # type: ignore[attr-defined]  # marks the method wrapped once
     compiled_kernel_cls._init_handles = _init_handles
 
 
@@ -434,7 +434,7 @@ def _patch_triton():
         MODE = "gpu" if _gpu_present() else "compile-only"
     if os.environ.get("IRSCOPE_HOOK") == "off":  # benchmarks' baseline: fake driver only
         if MODE == "compile-only":
-            import irscope_fake_driver
+            import irscope_fake_driver  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
             irscope_fake_driver.install(TARGET or "sm_90")
         return
@@ -443,14 +443,14 @@ def _patch_triton():
     def compile(src, target=None, options=None, *args, **kwargs):
         return _capture_compile(original_compile, src, target, options, args, kwargs)
 
-    compile.__wrapped__ = original_compile
+    compile.__wrapped__ = original_compile  # type: ignore[attr-defined]  # what functools.wraps would set
     original_make_backend = cc.make_backend
 
     def make_backend(*args, **kwargs):
         backend = original_make_backend(*args, **kwargs)
         try:
             _patch_backend_class(backend)
-        except Exception:
+        except Exception:  # a backend we cannot patch still compiles (without stage timing)
             pass
         return backend
 
@@ -460,9 +460,9 @@ def _patch_triton():
         if not name.startswith("triton") or module is None:
             continue
         if getattr(module, "compile", None) is original_compile:
-            module.compile = compile
+            setattr(module, "compile", compile)  # a Triton module that imported compile by name
         if getattr(module, "make_backend", None) is original_make_backend:
-            module.make_backend = make_backend
+            setattr(module, "make_backend", make_backend)
     ck = getattr(cc, "CompiledKernel", None)
     if ck is not None and MODE == "gpu":
         _patch_init_handles(ck)
@@ -479,7 +479,7 @@ def _gpu_present():
 
         sys.modules["triton.runtime.driver"].driver.active.get_current_target()
         return True
-    except Exception:
+    except Exception:  # any error of Triton's driver probe means no usable GPU
         return False
 
 
@@ -510,7 +510,7 @@ class _TritonImportWatcher:
                 pass
             _patch_triton()
 
-        loader.exec_module = exec_module
+        loader.exec_module = exec_module  # type: ignore[method-assign]  # patches this one loader
         return spec
 
 

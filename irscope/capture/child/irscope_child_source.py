@@ -24,9 +24,29 @@ def source_info(src):
     info["module"] = getattr(pyfn, "__module__", None)
     if code is not None:
         info["file"] = code.co_filename
-        info["first_line"] = def_line(pyfn, code.co_firstlineno)
+        info["first_line"] = triton_def_line(fn) or def_line(pyfn, code.co_firstlineno)
     info["source"] = getattr(fn, "src", None)
     return info
+
+
+def triton_def_line(fn):
+    """The ``def`` line by Triton's own numbers (``raw_src`` and ``starting_line_number``,
+    read when the function was decorated): the line its locations count from, so a
+    kernel's stored source lines up with its ops even where the file cannot be read
+    again at compile time (Inductor's generated kernels). None when Triton has no such
+    numbers."""
+    base = fn
+    for _ in range(8):  # an autotuner or heuristics wrapper holds the JIT function in .fn
+        if hasattr(base, "starting_line_number"):
+            break
+        base = getattr(base, "fn", None)
+    raw, start = getattr(base, "raw_src", None), getattr(base, "starting_line_number", None)
+    if not isinstance(start, int) or not raw:
+        return None
+    for i, text in enumerate(raw):
+        if text.strip().startswith("def "):
+            return start + i
+    return None
 
 
 def def_line(pyfn, first):

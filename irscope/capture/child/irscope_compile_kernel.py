@@ -16,6 +16,8 @@ import sys
 
 def _load_kernel(path, name):
     spec = importlib.util.spec_from_file_location("_irscope_kernel_module", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit("irscope compile: cannot load %s" % path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))

@@ -24,7 +24,7 @@ def _chain_next_sitecustomize():
 
 if os.environ.get("IRSCOPE_SPOOL"):
     try:
-        import irscope_child_hook
+        import irscope_child_hook  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
         irscope_child_hook.install()
     except Exception as exc:  # the script must run even if the hook cannot
@@ -32,5 +32,5 @@ if os.environ.get("IRSCOPE_SPOOL"):
 
 try:
     _chain_next_sitecustomize()
-except Exception as exc:
+except Exception as exc:  # the script must run even if the environment's own hook fails
     sys.stderr.write("irscope: the environment's own sitecustomize failed: %s\n" % exc)

@@ -19,10 +19,11 @@ from importlib import resources
 from typing import Callable
 
 from irscope import __version__
-from irscope.core import Capture, open_bundle
+from irscope.core import Bundle, Capture, open_bundle
+from irscope.core.target import normalise_target, target_key
 from irscope.errors import IrscopeError
 from irscope.export.report.across import Across, across_bundles, within_bundle
-from irscope.export.report.collect import kernel_meta, source_view, stage_texts
+from irscope.export.report.collect import KernelMeta, kernel_meta, source_view, stage_texts
 from irscope.export.report.pictures import draw_pictures
 from irscope.export.report.pages import Stamp, compare_page, index_page, kernel_page, pair_page
 from irscope.export.report.timeline import timeline
@@ -92,12 +93,16 @@ def _swap_in(tmp: str, dest: str) -> None:
 
 
 def build_report(bundle_paths: list[str], out_dir: str, *, command: str | None = None,
-                 progress: Callable[[str], None] | None = None, pictures=None) -> ReportResult:
+                 progress: Callable[[str], None] | None = None, pictures=None, kernel: str | None = None,
+                 target: str | None = None, variant: str | None = None) -> ReportResult:
     """Write the report of ``bundle_paths`` to the folder ``out_dir``.
 
     ``command`` is stamped on every page (default: this process's argv);
     ``progress`` gets a line per kernel; ``pictures`` replaces the function that
-    draws a kernel's graphs and layouts (:func:`draw_pictures`); False draws none."""
+    draws a kernel's graphs and layouts (:func:`draw_pictures`); False draws none.
+    ``kernel`` (with ``target`` and ``variant``) reports the one capture of each
+    bundle that every command would pick (:func:`irscope.core.select_capture`);
+    ``target`` alone keeps each bundle's captures for that target."""
     if not bundle_paths:
         raise IrscopeError("report needs at least one bundle")
     out_dir = os.path.normpath(out_dir)  # "report/" names the folder "report"
@@ -107,15 +112,29 @@ def build_report(bundle_paths: list[str], out_dir: str, *, command: str | None =
     try:
         for p in bundle_paths:
             bundles.append(open_bundle(p))
-        return _build(bundle_paths, bundles, out_dir, command, say, pictures)
+        chosen = [_chosen(b, kernel, target, variant) for b in bundles]
+        return _build(bundle_paths, bundles, out_dir, command, say, pictures, chosen)
     finally:
         for b in bundles:
             b.close()
 
 
-def _build(paths, bundles, out_dir, command, say, pictures) -> ReportResult:
+def _chosen(bundle: Bundle, kernel: str | None, target: str | None, variant: str | None) -> list[Capture]:
+    """The captures of ``bundle`` the report shows: one, by the selection every command
+    shares, when ``kernel`` is named; else every capture (of ``target``, if given)."""
+    if kernel is not None:
+        return [bundle.capture(kernel, target, variant)]
+    if variant is not None:
+        raise IrscopeError("--variant picks a capture of a KERNEL: name the kernel too (--kernel K)")
+    if target is None:
+        return bundle.captures()
+    want = normalise_target(target)
+    return [c for c in bundle.captures() if target_key(c.target) == want]
+
+
+def _build(paths, bundles, out_dir, command, say, pictures, chosen: list[list[Capture]]) -> ReportResult:
     labels = _labels(paths)
-    caps = [(label, b.captures()) for label, b in zip(labels, bundles)]
+    caps = list(zip(labels, chosen))
     if not any(c for _, c in caps):
         raise IrscopeError(f"{', '.join(paths)}: no captures to report")
     versions = tuple(dict.fromkeys(c.triton_version or "?" for _, cs in caps for c in cs))
@@ -141,10 +160,10 @@ def _build(paths, bundles, out_dir, command, say, pictures) -> ReportResult:
         os.chmod(tmp, 0o777 & ~mask)  # mkdtemp makes it private; a report is as readable as any folder
         os.mkdir(os.path.join(tmp, "assets"))
         for name in ASSETS:
-            data = resources.files("irscope.export.report").joinpath("assets", name).read_bytes()
+            data = resources.files("irscope.export.report").joinpath("assets").joinpath(name).read_bytes()
             with open(os.path.join(tmp, "assets", name), "wb") as fh:
                 fh.write(data)
-        metas = []
+        metas: list[KernelMeta] = []
         total = sum(len(cs) for _, cs in caps)
         for label, cs in caps:
             for c in cs:

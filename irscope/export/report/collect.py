@@ -1,14 +1,14 @@
 """What a report shows of one capture, read through the core API: its listing
-metadata, its stage texts, and which lines of each stage belong to each Python line
-(the rule of :mod:`irscope.ir.python_lines`, as ``irscope show`` and the TUI apply it)."""
+metadata, its stage texts, and which lines of each stage belong to each Python
+statement (:meth:`irscope.core.Capture.ops_by_line`, the rule ``irscope show`` and the
+app apply: a statement spanning lines owns their ops, shown on its first line)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from irscope.core import Capture
-from irscope.ir.python_lines import python_line
-from irscope.compiler.stages import LOWERING, STAGES
+from irscope.compiler.stages import LOWERING, display_name
 
 MAX_STAGE_CHARS = 3_000_000
 """A stage text longer than this is cut at a line boundary (the page says so; the
@@ -35,7 +35,8 @@ class KernelMeta:
     spills: int | None
     shared: int | None
     occupancy: str | None
-    """``2x4w registers``: resident blocks per SM, warps per block, what binds."""
+    """``2x4w regs``: resident blocks per SM, warps per block, what binds
+    (:func:`irscope.core.occupancy_text`)."""
     compile_seconds: float | None
     passes: int
     stages: tuple[str, ...]
@@ -59,7 +60,8 @@ class StageText:
     text: str
     truncated: bool
     line_ops: dict[int, list[int]] = field(default_factory=dict)
-    """Python line -> the (1-based) lines of this stage's text where its ops start."""
+    """Python statement (its first line) -> the (1-based) lines of this stage's text
+    where its ops start."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,28 +71,20 @@ class SourceView:
     file: str | None
     first_line: int
     lines: tuple[str, ...]
-
-
-def occupancy_text(capture: Capture) -> str | None:
-    """``2x4w registers`` (as ``irscope ls`` and ``irscope diff`` say it), or None."""
-    occ = capture.occupancy
-    if occ is None:
-        return None
-    per_block = occ.warps_per_sm // occ.blocks_per_sm if occ.blocks_per_sm else 0
-    return f"{occ.blocks_per_sm}x{per_block}w {occ.limited_by}"
+    statement_of: dict[int, int] = field(default_factory=dict)
+    """Line -> its statement's first line, for lines that continue a statement (a click
+    there selects the statement)."""
 
 
 def kernel_meta(capture: Capture, page: str, bundle: str) -> KernelMeta:
-    """The index row of ``capture``."""
-    r = capture.row
-    res = capture.resources
-    stages_opt = capture.options.get("num_stages", capture.metadata.get("num_stages"))
+    """The index row of ``capture``: its summary (:attr:`irscope.core.Capture.summary`,
+    the figures ``irscope ls`` and the app's browser show), with its page and bundle."""
+    s = capture.summary
     return KernelMeta(
-        page=page, bundle=bundle, capture_id=r.id, kernel=r.kernel, variant=r.variant, target=r.target,
-        triton_version=r.triton_version, num_warps=res.num_warps,
-        num_stages=stages_opt if isinstance(stages_opt, int) else None, registers=res.registers,
-        spills=res.spills, shared=res.shared, occupancy=occupancy_text(capture),
-        compile_seconds=r.compile_seconds, passes=r.passes, stages=tuple(r.stages), error=r.error)
+        page=page, bundle=bundle, capture_id=s.id, kernel=s.kernel, variant=s.variant, target=s.target,
+        triton_version=s.triton_version, num_warps=s.num_warps, num_stages=s.num_stages, registers=s.registers,
+        spills=s.spills, shared=s.shared, occupancy=s.occupancy_text, compile_seconds=s.compile_seconds,
+        passes=s.passes, stages=s.stages, error=s.error)
 
 
 def source_view(capture: Capture) -> SourceView | None:
@@ -98,7 +92,7 @@ def source_view(capture: Capture) -> SourceView | None:
     src = capture.source
     if not src.text:
         return None
-    return SourceView(src.file, src.first_line or 1, tuple(src.text.splitlines()))
+    return SourceView(src.file, src.first_line or 1, tuple(src.text.splitlines()), capture.statements.spanning())
 
 
 def _cut(text: str) -> tuple[str, bool]:
@@ -111,22 +105,20 @@ def stage_texts(capture: Capture) -> list[StageText]:
     """Every text lowering stage the capture holds, in pipeline order, with the
     lines of its ops per Python line. One walk over each stage's ops."""
     out = []
-    file = capture.row.file
     for name in LOWERING:
         if name not in capture.stages:
             continue
-        st = capture.stage(name)
-        if st.binary:
+        full = capture.stage(name).text
+        if isinstance(full, bytes):  # a binary stage
             continue
-        text, cut = _cut(st.text)
+        text, cut = _cut(full)
         line_ops: dict[int, list[int]] = {}
-        ops = st.module.ops()  # parsers never raise on text: unknown lines are <unknown> ops
         last = text.count("\n") + 1
-        for op in ops:
-            pl = python_line(op.location, file)
-            if pl is not None and op.line and op.line <= last:
-                line_ops.setdefault(pl, []).append(op.line)
-        info = STAGES.get(name)
-        out.append(StageText(name, info.display_name if info else name, text, cut,
+        # parsers never raise on text: unknown lines are <unknown> ops
+        for pl, ops in capture.ops_by_line(name).items():
+            for op in ops:
+                if op.line and op.line <= last:
+                    line_ops.setdefault(pl, []).append(op.line)
+        out.append(StageText(name, display_name(name), text, cut,
                              {k: sorted(set(v)) for k, v in sorted(line_ops.items())}))
     return out

@@ -11,7 +11,8 @@ from irscope.export.report.across import Across, PairDiff
 from irscope.export.report.collect import KernelMeta, SourceView, StageText
 from irscope.export.report.embed import esc, json_block, pack, pack_json
 from irscope.export.report.pictures import KernelPictures, Picture
-from irscope.export.report.timeline import PassStep, change_json
+from irscope.export.report.timeline import TimelineEntry, change_json
+from irscope.compiler.stages import SASS, TTGIR
 from irscope.compiler.units import human_bytes
 
 
@@ -113,14 +114,15 @@ def _lineage_hint(pics: KernelPictures) -> str:
                f"the most ops: {lines}.")
 
 
-def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageText], passes: list[PassStep],
+def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageText], passes: list[TimelineEntry],
                 stamp: Stamp, pictures: KernelPictures | None = None) -> str:
     """One capture: metadata, linked source and stages, pass timeline, pictures."""
     pics = pictures or KernelPictures()
     every = [*pics.graphs, *pics.layouts, *pics.lineage.values()]
     data = {
         "source": None if source is None else {"file": source.file, "first_line": source.first_line,
-                                               "lines": list(source.lines)},
+                                               "lines": list(source.lines),
+                                               "statement_of": {str(k): v for k, v in source.statement_of.items()}},
         "stages": [{"name": s.name, "title": s.title, "truncated": s.truncated, "text": pack(s.text),
                     "line_ops": {str(k): v for k, v in s.line_ops.items()}} for s in stages],
         "passes": pack_json([p.to_json() for p in passes]),
@@ -142,7 +144,8 @@ def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageT
     body = f"""<section class="facts"><dl>{dl}</dl>{note_html}</section>
 <section id="linked"><h2>Source and stages</h2>
 <p class="hint">Click a Python line (<code>{esc(file or "no source stored")}</code>): its ops light up in every
-stage. Lines with ops carry their count.</p>
+stage. Lines with ops carry their count; a statement spanning lines carries it on its first line, and a click
+on any of its lines selects it whole.</p>
 <div class="linked"><div class="pane source-pane"><h3>Python</h3><div id="source" class="code"></div></div>
 <div id="stages" class="stages"></div></div>
 <div id="lineage" class="lineage" hidden><h3>Lineage of line <span id="lineage-line"></span></h3>
@@ -203,8 +206,8 @@ def compare_page(across: Across, stamp: Stamp) -> str:
             rows.append(f'<tr><td><a href="{esc(p.page)}">{esc(s.kernel)}</a></td><td class="wrap">{variant}</td>'
                         f"<td>{esc(s.target)}</td><td>{esc(p.a_label)} → {esc(p.b_label)}</td>"
                         f"<td>{_delta(s.registers)}</td><td>{_delta(s.spills)}</td><td>{_delta(s.shared)}</td>"
-                        f"<td>{_delta(s.occupancy)}</td><td>{_delta(ops.get('ttgir'))}</td>"
-                        f"<td>{_delta(ops.get('sass'))}</td><td class=\"wrap\">{esc(ir)}</td>"
+                        f"<td>{_delta(s.occupancy)}</td><td>{_delta(ops.get(TTGIR))}</td>"
+                        f"<td>{_delta(ops.get(SASS))}</td><td class=\"wrap\">{esc(ir)}</td>"
                         f"<td class=\"wrap\">{esc(', '.join(p.differs))}</td></tr>")
         heads = ("kernel", "variant", "target", "sides", "regs", "spills", "shared", "occupancy", "ops ttgir",
                  "ops sass", "IR changes", "variant differs")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 
+from irscope.compiler.stages import TTGIR
 from irscope.core import Capture
 from irscope.errors import IrscopeError
 from irscope.export.report.embed import pack
@@ -77,14 +78,14 @@ def draw_pictures(capture: Capture, line_ops: dict[int, int]) -> KernelPictures:
     from irscope.export.render import render
 
     out = KernelPictures()
-    if "ttgir" in capture.stages:
-        svg = _svg(lambda: render(stage_graph(capture, "ttgir", max_nodes=GRAPH_MAX_NODES), "svg",
+    if TTGIR in capture.stages:
+        svg = _svg(lambda: render(stage_graph(capture, TTGIR, max_nodes=GRAPH_MAX_NODES), "svg",
                                   timeout=DOT_TIMEOUT), out.notes, "TTGIR graph")
         if svg is not None:
-            out.graphs.append(Picture("ttgir", "TTGIR op graph",
+            out.graphs.append(Picture(TTGIR, "TTGIR op graph",
                                       f"def-use edges, regions as clusters, colour by dialect "
                                       f"(at most {GRAPH_MAX_NODES} nodes)", pack(svg.decode("utf-8", "replace"))))
-    if capture.row.passes:
+    if capture.pass_count:
         svg = _svg(lambda: render(pipeline_graph(capture), "svg", timeout=DOT_TIMEOUT), out.notes, "pass pipeline")
         if svg is not None:
             out.graphs.append(Picture("pipeline", "Pass pipeline",
@@ -99,7 +100,7 @@ def draw_pictures(capture: Capture, line_ops: dict[int, int]) -> KernelPictures:
         if svg is not None:
             out.lineage[line] = Picture(f"lineage-{line}", f"Lineage of Python line {line}", "",
                                         pack(svg.decode("utf-8", "replace")))
-    if "ttgir" in capture.stages:
+    if TTGIR in capture.stages:
         out.layouts = _layouts(capture, out.notes)
     return out
 
@@ -132,11 +133,11 @@ def _layouts(capture: Capture, notes: list[str]) -> list[Picture]:
     from irscope.export.layout_op import module_layouts
     from irscope.export.layout_picture import picture_of
 
-    module = capture.stage("ttgir").module
+    module = capture.stage(TTGIR).module
     by_encoding: dict[str, list] = {}
     for side in module_layouts(module):
         by_encoding.setdefault(side.picture.encoding, []).append(side)
-    out = []
+    out: list[Picture] = []
     for encoding, sides in list(by_encoding.items())[:LAYOUTS]:
         side = max(sides, key=lambda s: s.picture.numel)
         pic = side.picture

@@ -1,7 +1,7 @@
 """The pass timeline of one capture as a report shows it: every pass with what it
-changed (the provenance counts of :class:`irscope.link.provenance.PassChange`),
-and, for each pass that changed the IR, the structural diff of the snapshot
-before it against the one after it (:func:`irscope.diff.compare.step_passes`).
+changed, read from the core's pass steps (:class:`irscope.core.pass_steps.PassStep`:
+the structural counts and diff of the IR before and after the pass, the same ones
+``irscope passes`` and ``diff --passes`` print).
 
 Snapshots are not embedded (the samples' 52 MB of pass text would not make a
 report of a few MB); their diffs are, capped per pass."""
@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from irscope.core import Capture
-from irscope.diff.compare import step_passes
 from irscope.irdiff.model import Change, StageDiff
 
 MAX_CHANGES = 200
@@ -21,7 +20,7 @@ MAX_TEXT = 400
 
 
 @dataclass(frozen=True, slots=True)
-class PassStep:
+class TimelineEntry:
     """One pass of the timeline."""
 
     index: int
@@ -33,17 +32,23 @@ class PassStep:
     added: int
     removed: int
     modified: int
+    """Changed ops (the structural diff's ``changed``)."""
     ops_before: int
     ops_after: int
     diff: StageDiff | None
-    """The snapshot diff (None: unchanged, or the stage's last pass, whose result is
-    the stage text rather than a snapshot)."""
+    """The diff of the IR before and after the pass (None: unchanged, or one side
+    not kept in a comparable form)."""
+    moved: int = 0
+    depth: int = 0
+    parent: int | None = None
+    after_known: bool = True
 
     def to_json(self) -> dict:
         out = {"index": self.index, "stage": self.stage, "name": self.name, "argument": self.argument,
                "seconds": self.seconds, "changed": self.changed, "added": self.added, "removed": self.removed,
-               "modified": self.modified, "ops_before": self.ops_before, "ops_after": self.ops_after,
-               "diff": None}
+               "modified": self.modified, "moved": self.moved, "ops_before": self.ops_before,
+               "ops_after": self.ops_after, "depth": self.depth, "parent": self.parent,
+               "after_known": self.after_known, "diff": None}
         if self.diff is not None:
             d = self.diff
             out["diff"] = {"added": d.added, "removed": d.removed, "moved": d.moved, "changed": d.changed,
@@ -66,12 +71,12 @@ def change_json(c: Change) -> dict:
             "after": None if c.after is None else {"line": c.after.line, "text": _clip(c.after.text)}}
 
 
-def timeline(capture: Capture) -> list[PassStep]:
-    """Every pass of ``capture`` in order, with its snapshot diff where it has one."""
-    diffs = {i: d for i, _, d in step_passes(capture)}
+def timeline(capture: Capture) -> list[TimelineEntry]:
+    """Every pass of ``capture`` in order, with its diff where it changed the IR."""
     out = []
-    for p in capture.passes():
-        c = p.changes
-        out.append(PassStep(p.index, p.stage, p.name, p.argument, p.seconds, c.changed, c.added, c.removed,
-                            c.modified, c.ops_before, c.ops_after, diffs.get(p.index)))
+    for s in capture.pass_steps():
+        c = s.counts
+        out.append(TimelineEntry(s.index, s.stage, s.name, s.argument, s.seconds, s.changed, c.added, c.removed,
+                            c.changed, s.ops_before, s.ops_after, s.diff, c.moved, s.depth, s.parent,
+                            s.after_known))
     return out

@@ -59,10 +59,10 @@ class Parser:
         return ParseError(f"{what} at offset {self.i}")
 
     def ws(self) -> None:
-        self.i = _WS_RE.match(self.s, self.i).end()
+        self.i = _WS_RE.match(self.s, self.i).end()  # type: ignore[union-attr]  # a * pattern always matches
 
     def peek(self) -> str:
-        self.i = i = _WS_RE.match(self.s, self.i).end()
+        self.i = i = _WS_RE.match(self.s, self.i).end()  # type: ignore[union-attr]  # a * pattern always matches
         return self.s[i:i + 1]
 
     def expect(self, ch: str) -> None:
@@ -114,7 +114,7 @@ class Parser:
 
     def list_(self, depth: int) -> tuple:
         self.expect("[")
-        items = []
+        items: list[object] = []
         if self.peek() == "]":
             self.i += 1
             return tuple(items)

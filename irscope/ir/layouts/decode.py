@@ -15,6 +15,8 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 
+from irscope.text_guard import never_raise
+
 from .model import (
     AmdMfmaEncoding,
     AmdRotatingSharedEncoding,
@@ -404,6 +406,12 @@ def decode_encoding(text: str, aliases: Mapping[str, str] | None = None) -> Enco
     return _decode_uncached(text, aliases)
 
 
+def _undecodable(text: object, aliases: object) -> Encoding:
+    """What a decoder bug gives (the guard's fallback)."""
+    return UnknownEncoding(raw=text if isinstance(text, str) else repr(text), reason="could not decode")
+
+
+@never_raise(_undecodable, pause_gc=False)  # decoding must never raise on input text
 def _decode_uncached(text, aliases) -> Encoding:
     raw = text if isinstance(text, str) else repr(text)
     try:
@@ -422,5 +430,3 @@ def _decode_uncached(text, aliases) -> Encoding:
         return UnknownEncoding(raw=raw, reason=str(exc))
     except RecursionError:
         return UnknownEncoding(raw=raw, reason="nested too deeply")
-    except Exception as exc:  # noqa: BLE001 - decoding must never raise on input text
-        return UnknownEncoding(raw=raw, reason=f"could not decode: {type(exc).__name__}")

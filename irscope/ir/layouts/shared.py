@@ -209,7 +209,7 @@ def offsets(enc: Encoding, shape: Sequence[int], element_bits: int) -> dict[tupl
     names = dim_names(len(shape))
     pos = [ll.out_names.index(n) for n in names]
     out: dict[tuple[int, ...], int] = {}
-    pads = ()
+    pads: tuple[tuple[int, int], ...] = ()
     if isinstance(enc, PaddedSharedEncoding):
         pads = tuple((iv, pad) for iv, pad in zip(enc.intervals, enc.paddings) if iv > 0)
     # Images of all offsets by doubling: offset i's image XORs the bases of its

@@ -7,7 +7,7 @@ captures and ``d`` diffs the two marked ones.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import on, work
@@ -21,6 +21,9 @@ from irscope.tui import screen_data
 from irscope.tui.screen_data import BROWSER_COLUMNS, BrowserRow
 from irscope.tui.widgets.kernel_table import CaptureTable, Column
 from irscope.tui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from irscope.tui.app import IrscopeApp
 
 MARK = "\u25cf"
 RIGHT = {"id", "warps", "stages", "regs", "spills", "shared", "occupancy", "compile"}
@@ -61,7 +64,7 @@ class BrowserScreen(Screen):
         # No loading overlay: a loading widget cannot hold the focus, and the keys must
         # keep working while the worker reads (the status line says it is reading).
         columns = [Column("mark", " "), *(
-            Column(key, header, loading.VARIANT_WIDTH if key == "variant" else None,
+            Column(key, header, screen_data.VARIANT_WIDTH if key == "variant" else None,
                    "right" if key in RIGHT else "left") for key, header in BROWSER_COLUMNS)]
         yield CaptureTable(columns, id="captures")
         yield StatusLine("reading the bundle...", id="browser-status")
@@ -71,10 +74,10 @@ class BrowserScreen(Screen):
         self.query_one("#captures", CaptureTable).focus()
         self.load_rows()
 
-    @work(thread=True, exclusive=True, group="browser-rows")
+    @work(thread=True, exclusive=True, group="browser-rows", exit_on_error=False)
     def load_rows(self) -> None:
         """Read every capture's row off the UI thread."""
-        rows = loading.browser_rows(self.bundle)
+        rows = screen_data.browser_rows(self.bundle)
         self.app.call_from_thread(self._rows_loaded, rows)
 
     def _rows_loaded(self, rows: list[BrowserRow]) -> None:
@@ -152,7 +155,7 @@ class BrowserScreen(Screen):
         """Open the kernel view of the capture under the cursor."""
         row = self.current_row()
         if row is not None:
-            self.app.open_capture(row.capture)
+            cast("IrscopeApp", self.app).open_capture(row.capture)
 
     def action_filter(self) -> None:
         """Focus the filter box."""
@@ -203,4 +206,4 @@ class BrowserScreen(Screen):
                         severity="warning", markup=False)
             return
         by_id = {r.capture.id: r.capture for r in self.rows}
-        self.app.diff_captures(by_id[self.marked[0]], by_id[self.marked[1]])
+        cast("IrscopeApp", self.app).diff_captures(by_id[self.marked[0]], by_id[self.marked[1]])

@@ -22,14 +22,14 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
+from irscope.compiler.stages import SOURCE, highlight_language
 from irscope.core import Capture
+from irscope.errors import IrscopeError
 from irscope.diff.compare import Comparison
 from irscope.diff.metadata import FieldDelta
 from irscope.tui.widgets.diff_panes import DiffPanes, pane_content
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.search_bar import SearchBar
-
-_LANGUAGE = {"ttir": "mlir", "ttgir": "mlir", "mlir": "mlir", "llir": "llvm", "ptx": "ptx", "sass": "sass"}
 
 
 def delta_text(d: FieldDelta) -> Text:
@@ -190,7 +190,7 @@ class DiffScreen(Screen):
         t.add_column("line", key="line")
         for s in stages:
             t.add_column(s, key=s)
-        t.add_column("source", key="source")
+        t.add_column(SOURCE, key=SOURCE)
         for ln in self.comparison.lines:
             cells = []
             for s in stages:
@@ -245,7 +245,7 @@ class DiffScreen(Screen):
             return None
         try:
             ta, tb = self._a.stage(stage).text, self._b.stage(stage).text
-        except Exception:  # a stage one side lacks: the changes-only view still works
+        except IrscopeError:  # a stage one side lacks: the changes-only view still works
             return None
         if not (isinstance(ta, str) and isinstance(tb, str)):
             return None
@@ -257,7 +257,7 @@ class DiffScreen(Screen):
         if d is None:
             return
         content = pane_content(d, self.texts_of(stage))
-        self.query_one(DiffPanes).show(content, _LANGUAGE.get(stage))
+        self.query_one(DiffPanes).show(content, highlight_language(stage))
         bar = Text()
         for s in self.stage_names:
             bar.append(f" {s} ", style="reverse bold" if s == stage else "")

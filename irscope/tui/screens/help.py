@@ -45,5 +45,5 @@ class HelpScreen(ModalScreen):
                         Text(r.id or "-", style="dim")] for r in self.rows)
         table.focus()
 
-    def action_dismiss(self) -> None:
+    async def action_dismiss(self, result: None = None) -> None:
         self.dismiss()

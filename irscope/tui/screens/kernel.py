@@ -1,7 +1,9 @@
 """The kernel view: the Python source beside the stage pane, linked line by line.
 
 Moving over a Python line marks its ops in the stage pane and titles each stage tab with
-that line's op count; enter on an op shows its details (types, layout and a warp/lane
+that line's op count (a line stands for its whole statement, by the core's rule: every
+line of ``x = tl.load(\\n    ptr)`` shows the statement's ops, and the source pane marks
+the statement's lines); enter on an op shows its details (types, layout and a warp/lane
 grid, location chain, the pass that made it, what it became); ``]``/``[`` jump to the
 linked op in the next/previous stage, and the Python pane follows. ``v`` splits the pane
 into two stages with linked highlights.
@@ -13,7 +15,7 @@ background afterwards, for the tab counts.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import on, work
@@ -23,7 +25,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, Tabs
 
-from irscope.ir.python_lines import python_line
 from irscope.tui import screen_data
 from irscope.tui.screen_data import StageIndex
 from irscope.tui.widgets.ir_view import IRView
@@ -31,22 +32,15 @@ from irscope.tui.widgets.op_details import OpDetails, op_detail, render_detail
 from irscope.tui.widgets.search_bar import SearchBar
 from irscope.tui.widgets.status_line import StatusLine
 from irscope.tui.widgets.stage_tabs import StageTabs, tab_title, view_stages
-from irscope.compiler.stages import STAGES
+from irscope.compiler.stages import LLIR, SOURCE, TTGIR, TTIR, highlight_language
 
 if TYPE_CHECKING:
     from irscope.core import Capture
+    from irscope.tui.app import IrscopeApp
     from irscope.ir import Op
 
 NARROW_WIDTH = 110
 """Below this many columns the panes stack (source above stages) instead of side by side."""
-
-
-def stage_language(stage: str) -> str | None:
-    """The highlighter family of a stage (``amdgcn`` has no parser but is highlighted)."""
-    info = STAGES.get(stage)
-    if stage == "amdgcn":
-        return "amdgcn"
-    return info.family if info is not None else None
 
 
 class KernelScreen(Screen):
@@ -77,7 +71,7 @@ class KernelScreen(Screen):
         self.stage = self.stages[0] if self.stages else None
         """The stage shown in the main stage pane."""
         self.split = False
-        self._indexer = loading.StageIndexes(capture)
+        self._indexer = screen_data.StageIndexes(capture)
         self.indexes: dict[str, StageIndex] = {}
         """Stage -> its parsed index, filled by the workers."""
         self._texts: dict[str, str] = {}
@@ -103,7 +97,7 @@ class KernelScreen(Screen):
                 yield Static(Text(self._source_title(), no_wrap=True, overflow="ellipsis"),
                              id="source-title", classes="pane-title")
                 yield IRView(self.source_text or "(the capture holds no Python source)",
-                             language="python", id="source", first_number=self.first_line)
+                             language=highlight_language(SOURCE), id=SOURCE, first_number=self.first_line)
             with Vertical(id="stage-pane"):
                 yield StageTabs(self.stages, id="stage-tabs")
                 with Horizontal(id="stage-views"):
@@ -115,7 +109,7 @@ class KernelScreen(Screen):
         yield Footer()
 
     def _source_title(self) -> str:
-        file = self.capture.row.file or "?"
+        file = self.capture.file or "?"
         return f"{self.capture.kernel}  {file}:{self.first_line}"
 
     def on_mount(self) -> None:
@@ -153,7 +147,7 @@ class KernelScreen(Screen):
             view.loading = True
             self.load_stage(stage, pane)
 
-    @work(thread=True, group="stage-load")
+    @work(thread=True, group="stage-load", exit_on_error=False)
     def load_stage(self, stage: str, pane: str) -> None:
         """Read a stage's text, then parse and index it (both off the UI thread)."""
         text = self.capture.stage(stage).text
@@ -163,7 +157,7 @@ class KernelScreen(Screen):
         index = self._indexer.get(stage)
         self.app.call_from_thread(self._index_loaded, index)
 
-    @work(thread=True, group="stage-index", exclusive=True)
+    @work(thread=True, group="stage-index", exclusive=True, exit_on_error=False)
     def index_remaining(self) -> None:
         """Index every other stage in the background, for the tab counts."""
         for stage in sorted(self.stages, key=lambda s: s == self.stage):  # the shown one last
@@ -196,7 +190,7 @@ class KernelScreen(Screen):
         view.loading = False
         fresh = self._holds[pane] != stage
         if fresh:
-            view.set_text(self._texts[stage], language=stage_language(stage))
+            view.set_text(self._texts[stage], language=highlight_language(stage))
             self._holds[pane] = stage
         # A split pane that just got its text scrolls to the Python line's ops.
         self.update_line_marks(follow=("#stage2",) if fresh and pane == "#stage2" else ())
@@ -220,9 +214,13 @@ class KernelScreen(Screen):
         return self.first_line + self.query_one("#source", IRView).cursor_line
 
     def update_line_marks(self, *, follow: tuple[str, ...] = ()) -> None:
-        """Mark the current Python line's ops in the stage panes; retitle the tabs;
-        the panes named in ``follow`` scroll to the line's first op."""
-        line = self.python_line
+        """Mark the current Python statement's ops in the stage panes and its lines in the
+        source pane; retitle the tabs; the panes named in ``follow`` scroll to the
+        statement's first op."""
+        unit = self.capture.statement(self.python_line)
+        line = unit.first  # the core keys every statement by its first line
+        self.query_one("#source", IRView).set_marks(
+            {n - self.first_line: "linked" for n in unit.lines} if unit.spans else {})
         tabs = self.query_one(StageTabs)
         tabs.set_counts({s: (self.indexes[s].count(line) if s in self.indexes else None)
                          for s in self.stages})
@@ -242,15 +240,17 @@ class KernelScreen(Screen):
         self._status()
 
     def _status(self) -> None:
-        line = self.python_line
+        unit = self.capture.statement(self.python_line)
+        line = unit.first
         stage = self.stage
-        parts = [f"python line {line}"]
+        parts = [f"python line {line}" if not unit.spans else f"python lines {unit.label()}"]
         if stage is not None:
             index = self.indexes.get(stage)
             if index is None:
                 parts.append(f"{tab_title(stage)}: parsing...")
             else:
-                parts.append(f"{tab_title(stage)}: {index.count(line)} op(s) on this line")
+                parts.append(f"{tab_title(stage)}: {index.count(line)} op(s) on "
+                             f"{'this line' if not unit.spans else 'this statement'}")
                 op = self.op_under_cursor()
                 if op is not None:
                     parts.append(f"cursor on {op.name} (enter: details)")
@@ -340,10 +340,12 @@ class KernelScreen(Screen):
         panel.show_text(Text(f"{op.name}: reading links and pass origins...", style="dim"))
         self.gather_details(self.stage, op)
 
-    @work(thread=True, group="details", exclusive=True)
+    @work(thread=True, group="details", exclusive=True, exit_on_error=False)
     def gather_details(self, stage: str, op: "Op") -> None:
         """Build the op's details off the UI thread (links and origins are computed once)."""
         module = self.indexes[stage].module
+        if module is None:  # an unparsed stage has no ops to pick
+            return
         width = max(8, (self.app.size.width - 12) // 3)
         detail = op_detail(self.capture, stage, op, module, self.stages, grid_cols=min(16, width))
         self.app.call_from_thread(self._details_ready, detail)
@@ -395,7 +397,7 @@ class KernelScreen(Screen):
             index = self.indexes.get(stage)
             op = index.op_at(text_line) if index is not None else None
             if op is not None:
-                py = python_line(op.location, self.capture.row.file)
+                py = self.capture.line_of(op)  # the first line of the op's statement
                 source = self.query_one("#source", IRView)
                 if py is not None and 0 <= py - self.first_line < source.line_count:
                     if source.cursor_line != py - self.first_line:
@@ -408,7 +410,7 @@ class KernelScreen(Screen):
         else:
             self._after_load(stage, go)
 
-    @work(thread=True, group="jump", exclusive=True)
+    @work(thread=True, group="jump", exclusive=True, exit_on_error=False)
     def _after_load(self, stage: str, then) -> None:
         # The stage is read and indexed by its own worker; the core caches the parse, so
         # indexing here again costs a lookup, and the callback runs once both are in.
@@ -451,7 +453,7 @@ class KernelScreen(Screen):
             return
         self.linked_ops(self.stage, op.line, other)
 
-    @work(thread=True, group="linked", exclusive=True)
+    @work(thread=True, group="linked", exclusive=True, exit_on_error=False)
     def linked_ops(self, stage: str, line: int, other: str) -> None:
         """What the op under the cursor is linked to in the split pane's stage."""
         from irscope.errors import IrscopeError
@@ -510,8 +512,8 @@ class KernelScreen(Screen):
     # -- other screens -------------------------------------------------------------
     def action_passes(self) -> None:
         """Step through the passes of the current stage."""
-        stage = self.stage if self.stage in ("ttir", "ttgir", "llir") else "ttgir"
-        self.app.open_passes(self.capture, stage)
+        stage = self.stage if self.stage in (TTIR, TTGIR, LLIR) else TTGIR
+        cast("IrscopeApp", self.app).open_passes(self.capture, stage)
 
     def action_back(self) -> None:
         """Back to the browser (or close the details first)."""

@@ -14,6 +14,7 @@ Removed ops have no line in the IR after the pass, so they are listed in the
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rich.text import Text
@@ -28,11 +29,59 @@ from textual.widgets import Footer, Header, Static
 from textual.worker import get_current_worker
 
 from irscope.core import Capture
-from irscope.tui.screens.pass_steps import PassStep, StepView, pass_steps, side_text, step_view
+from irscope.core.pass_steps import PassStep, marks_of
+from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, OpRef, StageDiff
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.pass_timeline import PassTimeline, change_cell
 from irscope.tui.widgets.search_bar import SearchBar
 from irscope.compiler.pass_catalog import describe
+from irscope.compiler.stages import highlight_language
+
+# Diff change kind -> IRView mark kind (a moved op is drawn as "linked": it is the same
+# op, elsewhere).
+MARK_OF = {ADDED: "added", REMOVED: "removed", CHANGED: "changed", MOVED: "linked"}
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """What the IR pane shows for one pass step, computed off the UI thread."""
+
+    text: str
+    language: str | None
+    marks: dict[int, str]
+    """0-based line -> IRView mark kind, in ``text``."""
+    removed: tuple[OpRef, ...]
+    """Ops the pass removed (their lines are in the *before* text)."""
+    diff: StageDiff | None
+    """The step's diff (None when one side is unknown or nothing changed)."""
+    shows: str
+    """Which side ``text`` is: ``after`` or ``before``."""
+    note: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    """Changes by kind (added, removed, changed, moved)."""
+
+
+def step_view(capture: Capture, step: PassStep) -> StepView:
+    """The IR after the pass with the changes of its step marked (or, when one side
+    is not kept comparably, the side that is, unmarked, with a note saying so)."""
+    language = highlight_language(step.kind)
+    if step.after is None or step.before is None:
+        side = step.before or step.after
+        text = capture.side_text(side) if side else ""
+        missing = "after" if step.after is None else "before"
+        note = f"the IR {missing} this pass is not kept in a comparable form: no changes are marked"
+        return StepView(text, language, {}, (), None, "before" if step.after is None else "after", note)
+    text = capture.side_text(step.after)
+    d = step.diff
+    if d is None:
+        return StepView(text, language, {}, (), None, "after", "this pass changed nothing",
+                        {k: 0 for k in MARK_OF})
+    kinds, removed = marks_of(d)
+    marks = {line: MARK_OF[kind] for line, kind in kinds.items()}
+    counts = {k: d.count(k) for k in MARK_OF}
+    note = "" if d.changes else "only text outside the ops changed (attributes, locations, aliases)"
+    return StepView(text, language, marks, removed, d, "after", note, counts)
+
 
 PREFETCH = 2
 """How many passes on each side of the current one are diffed ahead of time."""
@@ -98,9 +147,9 @@ class PassStepperScreen(Screen):
         self.capture = capture
         self.stage_name = stage_name
         self._start = index
-        self._all: list = []
-        """The capture's whole pass list (read in a worker on mount: the first read
-        of a capture computes every pass's change, about a second)."""
+        self._all: list[PassStep] = []
+        """The capture's pass steps (read in a worker: the first read of a capture
+        computes every pass's op forms, and a stage's counts need its diffs)."""
         self._steps: dict[int, PassStep] = {}
         self._views: dict[int, StepView] = {}
         self._lock = threading.Lock()
@@ -127,16 +176,19 @@ class PassStepperScreen(Screen):
             self.query_one(hidden).display = False
         self.sub_title = self.capture.title()
         self.query_one("#pass-title", Static).update(Text("reading the pass timeline…"))
-        self._read_passes()
+        self._read_passes(self.stage_name, self._start)
 
-    @work(thread=True, exclusive=True, group="pass-timeline")
-    def _read_passes(self) -> None:
-        passes = self.capture.passes()
-        self.app.call_from_thread(self._passes_read, passes)
+    @work(thread=True, exclusive=True, group="pass-timeline", exit_on_error=False)
+    def _read_passes(self, stage: str, index: int | None = None) -> None:
+        steps = self.capture.pass_steps()
+        for s in steps:  # the timeline shows every pass's counts: diff the stage here, off the UI thread
+            if s.stage == stage:
+                s.counts
+        self.app.call_from_thread(self._passes_read, steps, stage, index)
 
-    def _passes_read(self, passes: list) -> None:
-        self._all = passes
-        self._load_stage(self.stage_name, self._start)
+    def _passes_read(self, steps: list[PassStep], stage: str, index: int | None) -> None:
+        self._all = steps
+        self._load_stage(stage, index)
 
     # -- data --------------------------------------------------------------------
     @property
@@ -144,20 +196,20 @@ class PassStepperScreen(Screen):
         """Stages of the capture that have pass snapshots, in pipeline order."""
         return list(dict.fromkeys(p.stage for p in self._all))
 
-    def visible(self) -> list[int]:
+    def shown_indexes(self) -> list[int]:
         """Pass indexes the timeline shows now (all of the stage, or the changed ones)."""
         steps = self._steps.values()
         if self.skip_unchanged:
             # a pass whose effect is unknown stays visible: it may have changed something
-            return [s.pass_.index for s in steps if s.pass_.changed or not s.pass_.changes.after_known]
-        return [s.pass_.index for s in steps]
+            return [s.index for s in steps if s.changed or not s.after_known]
+        return [s.index for s in steps]
 
     def _load_stage(self, stage: str, index: int | None = None) -> None:
         self.stage_name = stage
-        self._steps = {s.pass_.index: s for s in pass_steps(self.capture, stage)}
+        self._steps = {s.index: s for s in self._all if s.stage == stage}
         self.title = f"passes · {stage}"
         self._fill_timeline()
-        shown = self.visible()
+        shown = self.shown_indexes()
         if not shown:
             self._show_empty()
             return
@@ -169,8 +221,8 @@ class PassStepperScreen(Screen):
 
     def _fill_timeline(self) -> None:
         timeline = self.query_one(PassTimeline)
-        shown = set(self.visible())
-        timeline.set_passes([s.pass_ for s in self._steps.values() if s.pass_.index in shown])
+        shown = set(self.shown_indexes())
+        timeline.set_passes([s for s in self._steps.values() if s.index in shown])
         if self.current in shown:
             timeline.show_pass(self.current)
 
@@ -187,7 +239,7 @@ class PassStepperScreen(Screen):
         with self._lock:
             view = self._views.get(index)
         if view is None:
-            view = step_view(self.capture, self._all, self._steps[index])
+            view = step_view(self.capture, self._steps[index])
             with self._lock:
                 self._views.setdefault(index, view)
         return view
@@ -215,13 +267,13 @@ class PassStepperScreen(Screen):
         # The text now (one read), the marks when the worker has diffed the pass.
         side = step.after or step.before
         if side is not None:
-            self._set_text(index, side_text(self.capture, self._all, side), step)
+            self._set_text(index, self.capture.side_text(side), step)
         self._note("diffing…")
         self._compute(index)
 
     def _show_header(self, step: PassStep) -> None:
-        p = step.pass_
-        shown = self.visible()
+        p = step
+        shown = self.shown_indexes()
         pos = shown.index(p.index) + 1 if p.index in shown else 0
         # counts first: on a narrow terminal the line is cut at its end
         title = Text()
@@ -230,7 +282,10 @@ class PassStepperScreen(Screen):
         if p.seconds is not None:
             title.append(f"  {p.seconds * 1000:.1f} ms", style="dim")
         title.append("  ")
-        title.append(("↳ " if p.when == "internal" else "") + p.name, style="bold")
+        title.append(("↳ " if p.depth else "") + p.name, style="bold")
+        if p.parent is not None:
+            title.append(f" (inside #{p.parent} {self._steps[p.parent].name if p.parent in self._steps else ''})",
+                         style="dim")
         if p.argument:
             title.append(f" ({p.argument})", style="dim")
         # fixed-height lines: no relayout, so a step repaints what changed, not the screen
@@ -255,7 +310,7 @@ class PassStepperScreen(Screen):
             return
         pane = self.query_one("#snapshot", IRView)
         keep = pane.cursor_line
-        pane.set_text(text, language={"mlir": "mlir", "llvm": "llvm"}.get(step.pass_.kind))
+        pane.set_text(text, language=highlight_language(step.kind))
         pane.goto_line(min(keep, max(0, pane.line_count - 1)), center=False)
         self._shown_text = (index, "text")
 
@@ -268,11 +323,11 @@ class PassStepperScreen(Screen):
         pane.set_marks(view.marks)
         extra = f"  (showing the IR {view.shows} the pass)" if view.shows != "after" else ""
         self._note(view.note + extra)
-        self._set_removed(view.removed)
-        self.post_message(self.StepShown(index, self._steps[index].pass_.name, dict(view.marks),
+        self._set_removed(view.removed, view.language)
+        self.post_message(self.StepShown(index, self._steps[index].name, dict(view.marks),
                                          len(view.removed)))
 
-    def _set_removed(self, removed) -> None:
+    def _set_removed(self, removed, language: str | None = None) -> None:
         title = self.query_one("#removed-title", Static)
         pane = self.query_one("#removed", IRView)
         # display, not a CSS class: a class change restyles the IR panes (tens of ms)
@@ -283,10 +338,10 @@ class PassStepperScreen(Screen):
         title.update(Text(f"removed by this pass: {len(removed)} op(s) (line in the IR before it)"),
                      layout=False)
         width = len(str(max((r.line for r in removed), default=0)))
-        pane.set_text("\n".join(f"{r.line:>{width}}  {r.text}" for r in removed), language="mlir")
+        pane.set_text("\n".join(f"{r.line:>{width}}  {r.text}" for r in removed), language=language)
         pane.set_marks({i: "removed" for i in range(len(removed))})
 
-    @work(thread=True, exclusive=True, group="pass-diff")
+    @work(thread=True, exclusive=True, group="pass-diff", exit_on_error=False)
     def _compute(self, index: int) -> None:
         view = self.view_of(index)
         if get_current_worker().is_cancelled:
@@ -297,12 +352,12 @@ class PassStepperScreen(Screen):
     def _prefetch(self, index: int) -> None:
         self._prefetch_worker(index)
 
-    @work(thread=True, exclusive=True, group="pass-prefetch")
+    @work(thread=True, exclusive=True, group="pass-prefetch", exit_on_error=False)
     def _prefetch_worker(self, index: int) -> None:
         self._prefetch_in_worker(index)
 
     def _prefetch_in_worker(self, index: int) -> None:
-        shown = self.visible()
+        shown = self.shown_indexes()
         if index not in shown:
             return
         at = shown.index(index)
@@ -313,12 +368,12 @@ class PassStepperScreen(Screen):
             if get_current_worker().is_cancelled:
                 return
             if 0 <= pos < len(shown):
-                c = self._steps[shown[pos]].pass_.changes
+                c = self._steps[shown[pos]]
                 if c.ops_before + c.ops_after <= PREFETCH_MAX_OPS:
                     self.view_of(shown[pos])
 
     def _step(self, delta: int) -> None:
-        shown = self.visible()
+        shown = self.shown_indexes()
         if not shown:
             return
         if self.current in shown:
@@ -368,7 +423,7 @@ class PassStepperScreen(Screen):
         if not self.is_mounted:
             return
         self._fill_timeline()
-        shown = self.visible()
+        shown = self.shown_indexes()
         if not shown:
             self._show_empty()
             return
@@ -387,7 +442,8 @@ class PassStepperScreen(Screen):
         nxt = stages[(stages.index(self.stage_name) + 1) % len(stages)] if self.stage_name in stages \
             else stages[0]
         self._shown_text = None
-        self._load_stage(nxt)
+        self.query_one("#pass-title", Static).update(Text(f"reading the {nxt} passes…"))
+        self._read_passes(nxt)
 
     def action_diff_pass(self) -> None:
         """Open the diff screen on the IR before and after the current pass."""
@@ -397,19 +453,21 @@ class PassStepperScreen(Screen):
             return
         self._diff_worker(step)
 
-    @work(thread=True, exclusive=True, group="pass-diff-screen")
+    @work(thread=True, exclusive=True, group="pass-diff-screen", exit_on_error=False)
     def _diff_worker(self, step: PassStep) -> None:
         from irscope.diff.compare import Comparison
         from irscope.tui.screens.diff import DiffScreen
 
-        view = self.view_of(step.pass_.index)
+        view = self.view_of(step.index)
+        if step.before is None or step.after is None:  # action_diff_pass sends only steps with both
+            return
         if view.diff is None:
             self.app.call_from_thread(self.notify, "this pass changed nothing", timeout=2)
             return
-        before = side_text(self.capture, self._all, step.before)
-        after = side_text(self.capture, self._all, step.after)
+        before = self.capture.side_text(step.before)
+        after = self.capture.side_text(step.after)
         stage = view.diff.stage
-        comparison = Comparison(f"before {step.pass_.name} ({step.before.label})",
+        comparison = Comparison(f"before {step.name} ({step.before.label})",
                                 f"after ({step.after.label})", {stage: view.diff})
         self.app.call_from_thread(self.app.push_screen,
                                   DiffScreen(comparison, texts={stage: (before, after)}))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from irscope.compiler.stages import LANG_AMDGCN, LANG_LLVM, LANG_MLIR, LANG_PTX, LANG_PYTHON, LANG_SASS
+
 #: Token kinds a tokenizer may emit (each has a component class in IRView).
 TOKEN_KINDS = (
     "comment", "string", "keyword", "op", "value", "type", "attr", "number", "label",
@@ -112,13 +114,15 @@ _PYTHON = _family(
     ("number", _NUMBER),
 )
 
+# Keyed by the registry's highlighting languages (a stage's ``language``); views ask
+# the registry (``highlight_language``) which one a stage or snapshot kind uses.
 _FAMILIES: dict[str, re.Pattern[str]] = {
-    "mlir": _MLIR, "ttir": _MLIR, "ttgir": _MLIR,
-    "llvm": _LLVM, "llir": _LLVM,
-    "ptx": _PTX,
-    "sass": _SASS,
-    "amdgcn": _AMDGCN, "gcn": _AMDGCN,
-    "python": _PYTHON, "py": _PYTHON,
+    LANG_MLIR: _MLIR,
+    LANG_LLVM: _LLVM,
+    LANG_PTX: _PTX,
+    LANG_SASS: _SASS,
+    LANG_AMDGCN: _AMDGCN, "gcn": _AMDGCN,
+    LANG_PYTHON: _PYTHON, "py": _PYTHON,
 }
 
 

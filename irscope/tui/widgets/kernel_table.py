@@ -15,6 +15,7 @@ from typing import ClassVar, Sequence
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.console import JustifyMethod
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
@@ -35,7 +36,7 @@ class Column:
     key: str
     header: str
     max_width: int | None = None
-    justify: str = "left"
+    justify: JustifyMethod = "left"
 
 
 class CaptureTable(ScrollView, can_focus=True):
@@ -273,7 +274,7 @@ class CaptureTable(ScrollView, can_focus=True):
             style = base + self._style("capture-table--even")
         else:
             style = base
-        strip = self._strips.get(row)
-        if strip is None:
-            strip = self._strips[row] = self._cells_strip(self.rows[row], style)
-        return strip.crop_extend(scroll_x, scroll_x + width, style)
+        cached = self._strips.get(row)
+        if cached is None:
+            cached = self._strips[row] = self._cells_strip(self.rows[row], style)
+        return cached.crop_extend(scroll_x, scroll_x + width, style)

@@ -7,6 +7,8 @@ fits the panel. Pure: takes an :class:`irscope.ir.layouts.LayoutMap`, returns Ri
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 
 from irscope.ir.layouts import LayoutMap
@@ -24,6 +26,7 @@ def warp_lane_grid(layout: LayoutMap, *, max_rows: int = 8, max_cols: int = 16) 
     each as ``lane`` coloured by warp (``*`` for an element held by several threads:
     broadcast), with a legend."""
     shape = layout.shape
+    index: Callable[[int, int], tuple[int, ...]]
     if len(shape) == 1:
         rows, cols = 1, min(shape[0], max_cols)
         index = lambda r, c: (c,)  # noqa: E731

@@ -15,10 +15,10 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from irscope.compiler.stages import TTGIR, TTIR
 from irscope.errors import IrscopeError
 from irscope.ir.layouts import DistributedEncoding, LayoutError, UnknownEncoding
 from irscope.ir.types import MemDescType, TensorType
-from irscope.ir.python_lines import python_line
 from irscope.tui.widgets.layout_grid import MAX_CELLS, warp_lane_grid
 
 if TYPE_CHECKING:
@@ -61,10 +61,7 @@ class OpDetail:
 
 
 def _layouts(op: "Op", module: "Module", grid_cols: int) -> tuple[list[str], list[str], list[LayoutInfo]]:
-    try:
-        sig = op.signature(module.encodings)
-    except Exception as exc:  # a type text the parser does not know: say so, keep the rest
-        return [], [], [LayoutInfo("?", f"types not understood: {exc}")]
+    sig = op.signature(module.encodings)  # never raises: unknown type text is an OpaqueType
     seen: dict[str, LayoutInfo] = {}
     for t in (*sig.operands, *sig.results):
         if not isinstance(t, (TensorType, MemDescType)) or not t.encoding_ref:
@@ -110,12 +107,12 @@ def op_detail(capture: "Capture", stage: str, op: "Op", module: "Module", stages
               *, grid_cols: int = 16) -> OpDetail:
     """Gather what the panel shows about ``op`` of ``stage`` (``stages``: the tab order)."""
     d = OpDetail(stage, op.line, op.name, op.text.strip())
-    if module.stage in ("ttir", "ttgir") or stage in ("ttir", "ttgir"):
+    if module.stage in (TTIR, TTGIR) or stage in (TTIR, TTGIR):
         d.operand_types, d.result_types, d.layouts = _layouts(op, module, grid_cols)
     elif op.types:
         d.result_types = [op.types]
     d.frames = list(op.location.frames)
-    d.python_line = python_line(op.location, capture.row.file)
+    d.python_line = capture.line_of(op)  # its statement's first line, where the source pane shows it
     d.created_by = _origin(capture, stage, op.line)
     at = stages.index(stage) if stage in stages else -1
     d.previous_stage = stages[at - 1] if at > 0 else None

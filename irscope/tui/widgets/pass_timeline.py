@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
-from irscope.core.passes import Pass
+from irscope.core.pass_steps import PassStep
 
 NAME_WIDTH = 18
 """Pass names are cut to this many cells (the full name is in the pass header)."""
@@ -21,27 +21,30 @@ def _cut(name: str, width: int = NAME_WIDTH) -> str:
     return name if len(name) <= width else name[:width - 1] + "…"
 
 
-def change_cell(p: Pass) -> Text:
-    """``+a -r ~m`` of what the pass did; ``-`` for nothing, ``?`` when unknown."""
-    c = p.changes
-    if not c.after_known:
+def change_cell(p: PassStep) -> Text:
+    """``+a -r ~c >m`` of what the pass did (the structural diff's added, removed,
+    changed, moved ops); ``-`` for nothing, ``?`` when unknown, ``attrs`` when only
+    text outside the ops changed."""
+    if not p.after_known:
         return Text("?", style="dim")
-    if not c.changed:
+    if not p.changed:
         return Text("-", style="dim")
-    parts = [(f"+{c.added}", "green"), (f"-{c.removed}", "red"), (f"~{c.modified}", "yellow")]
+    c = p.counts
+    parts = [(f"+{c.added}", "green"), (f"-{c.removed}", "red"), (f"~{c.changed}", "yellow"),
+             (f">{c.moved}", "blue")]
     shown = [(s, st) for s, st in parts if s[1:] != "0"]
     if not shown:
         return Text("attrs", style="yellow")
     return Text(" ").join(Text(s, style=st) for s, st in shown)
 
 
-def time_cell(p: Pass) -> Text:
+def time_cell(p: PassStep) -> Text:
     s = p.seconds
     return Text("" if s is None else f"{s * 1000:.1f}"[:4].rstrip("."), justify="right")
 
 
 class PassTimeline(DataTable):
-    """Rows keyed by the pass's index in the capture (``Pass.index``)."""
+    """Rows keyed by the pass's index in the capture (``PassStep.index``)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor_up", "Previous row", show=False, id="pass_timeline.cursor_up"),
@@ -89,13 +92,13 @@ class PassTimeline(DataTable):
         """The pass indexes shown, top to bottom."""
         return list(self._rows)
 
-    def set_passes(self, passes: Sequence[Pass]) -> None:
-        """Show these passes (replacing the rows)."""
+    def set_passes(self, passes: Sequence[PassStep]) -> None:
+        """Show these passes (replacing the rows); a nested pass is indented under its parent."""
         self.clear()
         self._rows = []
         for p in passes:
-            name = ("↳ " if p.when == "internal" else "") + p.name
-            ops = p.changes.ops_after if p.changes.after_known else p.changes.ops_before
+            name = " " * max(0, p.depth - 1) + ("↳ " if p.depth else "") + p.name
+            ops = p.ops_after if p.after_known else p.ops_before
             self.add_row(Text(str(p.index), style="dim", justify="right"), Text(_cut(name)),
                          change_cell(p), Text(str(ops), justify="right"), time_cell(p), key=str(p.index))
             self._rows.append(p.index)

@@ -37,6 +37,7 @@ class SearchBar(Input):
 
         @property
         def bar(self) -> "SearchBar":
+            assert isinstance(self.input, SearchBar)  # only a SearchBar posts this message
             return self.input
 
     class Closed(Message):

@@ -10,14 +10,12 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import Static, Tab, Tabs
 
-from irscope.compiler.stages import STAGES
-
-TAB_NAMES = {"llir": "LLIR", "amdgcn": "AMDGCN"}
+from irscope.compiler.stages import AMDGCN, STAGES
 
 
 def tab_title(stage: str) -> str:
     """``ttgir`` -> ``TTGIR``."""
-    return TAB_NAMES.get(stage, stage.upper())
+    return stage.upper()
 
 
 def tab_label(stage: str, count: int | None) -> Text:
@@ -69,4 +67,4 @@ class StageTabs(Tabs):
 
 def view_stages(stages: tuple[str, ...]) -> list[str]:
     """The stages a kernel view shows as tabs: the lowering stages and AMDGCN, in order."""
-    return [s for s in stages if s in STAGES and (STAGES[s].lowering or s == "amdgcn")]
+    return [s for s in stages if s in STAGES and (STAGES[s].lowering or s == AMDGCN)]

@@ -37,6 +37,8 @@ function codeLines(container, lines, firstLine, makeExtra) {
 const Linked = {
   stages: [],   // {name, title, lineOps, rows, pane, count}
   sourceRows: new Map(),
+  statementOf: {},  // line -> its statement's first line, for lines that continue a statement
+  members: new Map(),  // statement first line -> every line of it
   selected: null,
   lineage: {},
   pictures: {},
@@ -66,13 +68,18 @@ const Linked = {
       box.appendChild(el("p", "note", "the capture stored no source"));
       return;
     }
+    this.statementOf = src.statement_of || {};
+    for (const [line, head] of Object.entries(this.statementOf)) {
+      if (!this.members.has(head)) this.members.set(head, [head]);
+      this.members.get(head).push(Number(line));
+    }
     const totals = {};
     for (const st of this.stages) {
       for (const [line, ops] of Object.entries(st.lineOps)) totals[line] = (totals[line] || 0) + ops.length;
     }
     const rows = codeLines(box, src.lines, src.first_line, (row, n) => {
       row.appendChild(el("span", "ops", totals[n] ? String(totals[n]) : ""));
-      if (totals[n]) row.classList.add("linked-line");
+      if (totals[this.head(n)]) row.classList.add("linked-line");
     });
     for (const row of rows) {
       this.sourceRows.set(Number(row.dataset.line), row);
@@ -82,14 +89,25 @@ const Linked = {
     if (m) this.select(Number(m[1]));
   },
 
-  select(line) {
+  // The first line of a line's statement: the ops of a statement spanning lines are its first line's.
+  head(line) {
+    const h = this.statementOf[String(line)];
+    return h === undefined ? line : h;
+  },
+
+  select(clicked) {
+    const line = this.head(clicked);
     if (this.selected !== null) {
-      const old = this.sourceRows.get(this.selected);
-      if (old) old.classList.remove("selected");
+      for (const n of this.members.get(this.selected) || [this.selected]) {
+        const old = this.sourceRows.get(n);
+        if (old) old.classList.remove("selected");
+      }
     }
     this.selected = line;
-    const row = this.sourceRows.get(line);
-    if (row) row.classList.add("selected");
+    for (const n of this.members.get(line) || [line]) {
+      const row = this.sourceRows.get(n);
+      if (row) row.classList.add("selected");
+    }
     for (const st of this.stages) {
       for (const r of st.code.querySelectorAll(".row.hit")) r.classList.remove("hit");
       const ops = st.lineOps[String(line)] || [];
@@ -177,15 +195,15 @@ const Timeline = {
       `#${p.index} ${p.stage} · ${p.name}` + (p.argument ? ` (${p.argument})` : "");
     const secs = p.seconds === null || p.seconds === undefined ? "" : ` · ${(p.seconds * 1000).toFixed(2)} ms`;
     const summary = p.changed
-      ? `${p.added} op(s) added, ${p.removed} removed, ${p.modified} modified · ops ${p.ops_before} → ${p.ops_after}${secs}`
+      ? `${p.added} op(s) added, ${p.removed} removed, ${p.modified} changed, ${p.moved || 0} moved · ops ${p.ops_before} → ${p.ops_after}${secs}`
       : `did not change the IR${secs}`;
     document.getElementById("pass-summary").textContent = summary;
     const list = document.getElementById("pass-changes");
     list.replaceChildren();
     const d = p.diff;
     if (!d) {
-      if (p.changed) list.appendChild(el("li", "note",
-        "the last pass of a stage: its result is the stage text, so no snapshot diff is shown"));
+      if (p.changed || p.after_known === false) list.appendChild(el("li", "note",
+        "the IR on one side of this pass is not kept in a comparable form: no diff is shown"));
       return;
     }
     if (d.note) list.appendChild(el("li", "note", d.note));
