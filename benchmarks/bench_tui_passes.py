@@ -41,7 +41,7 @@ from textual import events  # noqa: E402
 
 from irscope.core import open_bundle  # noqa: E402
 from irscope.tui.app import make_app  # noqa: E402
-from irscope.tui.screens.pass_steps import pass_steps, step_view  # noqa: E402
+from irscope.tui.screens.passes import step_view  # noqa: E402
 from irscope.tui.screens.passes import PassStepperScreen  # noqa: E402
 
 
@@ -97,11 +97,10 @@ async def drive(bundle: str, kernel: str, stage: str, pause: float):
 def baseline(bundle: str, kernel: str, stage: str) -> list[float]:
     with open_bundle(bundle) as b:
         cap = b.capture(kernel)
-        passes = cap.passes()
         out = []
-        for step in pass_steps(cap, stage)[1:]:
+        for step in [s for s in cap.pass_steps() if s.stage == stage][1:]:
             t = time.perf_counter()
-            step_view(cap, passes, step)
+            step_view(cap, step)  # the step's diff is computed here, uncached
             out.append(time.perf_counter() - t)
         return out
 

@@ -122,7 +122,10 @@ def goes_on(s: str, depth: int) -> int:
     MLIR ends a statement at the end of its line unless a bracket is still open;
     hand-written IR splits long signatures and types over lines that way.
     """
-    flat = _STRING_RE.sub('""', s) if '"' in s else s
+    if '"' in s:  # string literals out (their brackets count for nothing); split is the fast way
+        flat = '""'.join(s.split('"')[::2]) if "\\" not in s else _STRING_RE.sub('""', s)
+    else:
+        flat = s
     if not depth and flat[-1:] == ")" and " loc(" in flat:
         return -1  # a statement's location ends it (what the reader of plain op lines takes too)
     if "//" in flat:  # a trailing comment: '^bb1(%1: index):  // 2 preds: ^bb0, ^bb2'

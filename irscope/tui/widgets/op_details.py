@@ -99,7 +99,8 @@ def _origin(capture: "Capture", stage: str, line: int) -> str | None:
         return None
     for o in got.ops:
         if o.line == line:
-            return str(o.introduced_by) if o.introduced_by is not None else "(the stage's input)"
+            made = str(o.introduced_by) if o.introduced_by is not None else "(the stage's input)"
+            return made + (f", last changed by {o.changed_by}" if o.changed_by is not None else "")
     return None
 
 
