@@ -41,8 +41,7 @@ from textual import events  # noqa: E402
 
 from irscope.core import open_bundle  # noqa: E402
 from irscope.tui.app import make_app  # noqa: E402
-from irscope.tui.screens.passes import step_view  # noqa: E402
-from irscope.tui.screens.passes import PassStepperScreen  # noqa: E402
+from irscope.tui.screens.passes import PassStepperScreen, step_view  # noqa: E402
 
 
 async def _wait(cond, limit: float = 30.0) -> None:

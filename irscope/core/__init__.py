@@ -23,7 +23,7 @@ from irscope.core.target import Target, normalise_target
 from irscope.core.variant import Variant
 
 _LAZY = {"Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
-         "Pass": "passes", "PassStep": "pass_steps", "StepCounts": "pass_steps"}
+         "Pass": "passes", "PassStep": "pass_steps", "StepCounts": "pass_steps", "LineOps": "lines"}
 
 
 def __getattr__(name: str):
@@ -34,6 +34,6 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"irscope.core.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'irscope.core' has no attribute {name!r}")
 
-__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "FORMATS", "IRFile", "Occupancy", "OpLinks", "OpOrigin", "Pass",
+__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "FORMATS", "IRFile", "LineOps", "Occupancy", "OpLinks", "OpOrigin", "Pass",
            "PassRef", "PassStep", "StepCounts", "Resources", "Run", "Source", "Stage", "StageOrigins", "Target", "Variant",
            "normalise_target", "occupancy_text", "open_bundle", "parse_text", "read_ir_file", "select_capture"]

@@ -53,16 +53,18 @@ class Variant:
         return self.label
 
 
-def differing_fields(labels: Iterable[str]) -> dict[str, list[str]]:
+def differing_fields(labels: Iterable[str], omit: tuple[str, ...] = ()) -> dict[str, list[str]]:
     """Label -> its fields that differ between ``labels`` (one kernel's variants); a
-    field missing from some labels differs. A lone label keeps no field."""
+    field missing from some labels differs. A lone label keeps no field. Fields named
+    in ``omit`` are left out (a view with its own column for them)."""
     split = {lab: variant_fields(lab) for lab in dict.fromkeys(labels)}
     counts: dict[str, int] = {}
     for fields in split.values():
         for f in dict.fromkeys(fields):
             counts[f] = counts.get(f, 0) + 1
     n = len(split)
-    return {lab: [f for f in fields if counts[f] < n] for lab, fields in split.items()}
+    return {lab: [f for f in fields if counts[f] < n and f.partition("=")[0] not in omit]
+            for lab, fields in split.items()}
 
 
 def variant_labels(pairs: Iterable[tuple[str, str]], target: str | None = None) -> list[str]:

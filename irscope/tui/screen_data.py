@@ -50,9 +50,8 @@ def _short_variants(bundle: "Bundle") -> dict[tuple[str, str], str]:
         by_kernel.setdefault(c.kernel, []).append(c.variant)
     out = {}
     for kernel, labels in by_kernel.items():
-        for lab, fields in differing_fields(labels).items():
-            keep = [f for f in fields if not f.startswith(("num_warps=", "num_stages="))]
-            out[(kernel, lab)] = " ".join(keep) if keep else "-"
+        for lab, fields in differing_fields(labels, omit=("num_warps", "num_stages")).items():
+            out[(kernel, lab)] = " ".join(fields) if fields else "-"
     return out
 
 

@@ -219,7 +219,7 @@ class DiffScreen(Screen):
             for r in sd.reordered:
                 rows.append((sd.stage, "reordered", r.name, f"A #{r.index_before} -> B #{r.index_after}"))
             for e in sd.effect_changed:
-                fx = [f"{'changed' if x.changed else 'no change'} +{x.added} -{x.removed} ~{x.modified}"
+                fx = [f"{'changed' if x.changed else 'no change'} +{x.added} -{x.removed} ~{x.modified} >{x.moved}"
                       for x in (e.before, e.after)]
                 rows.append((sd.stage, "effect", e.name, f"{fx[0]} -> {fx[1]}"))
         return rows
