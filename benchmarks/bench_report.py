@@ -7,7 +7,8 @@ report into a new temporary folder. Reported, median of the runs:
 
 1. the baseline, measured in the same runs: what the report has to compute
    whatever it looks like, every capture's stages parsed and every pass diffed
-   (``step_passes``, what ``irscope diff BUNDLE:K --passes`` computes);
+   (the core's pass steps, what ``irscope passes`` and ``irscope diff BUNDLE:K
+   --passes`` compute);
 2. the report without pictures (``--no-pictures``);
 3. the whole report: graphs, lineages and layouts drawn by the real ``dot``.
 
@@ -31,7 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import irscope  # noqa: E402
-from irscope.diff.compare import step_passes  # noqa: E402
 from irscope.export.report import build_report  # noqa: E402
 from irscope.export.report.build import folder_bytes  # noqa: E402
 
@@ -42,7 +42,8 @@ def _baseline(bundle: str) -> float:
         for cap in b.captures():
             for st in cap.modules().values():
                 st.ops()
-            step_passes(cap)
+            for step in cap.pass_steps():
+                step.counts
     return time.perf_counter() - t0
 
 

@@ -19,6 +19,7 @@ from irscope.compiler.pass_order import Side, nesting, place_steps
 from irscope.core.pass_steps import StepCounts
 from irscope.export.report.timeline import timeline
 from irscope.irdiff.model import REMOVED
+from irscope.link.provenance import module_scope
 from irscope.compiler.records import CapturedKernel, PassRecord, Resources, RunInfo
 from irscope.store.bundle import Bundle
 from irscope.tui.screens.passes import step_view
@@ -108,6 +109,15 @@ def test_llvm_passes_capture_sides():
     codegen = [s for s in steps if s.stage == "ptx" and s.kind == "llvm"]
     assert codegen[0].before == Side(stage="llir")  # the codegen pipeline starts from the llir file
     assert any(s.changed and s.counts.total for s in steps if s.kind == "llvm")
+    # LLVM prints the whole module after some passes and one function after others:
+    # that alone is no change, and the diff compares only the functions both print
+    with irscope.open(str(LLVM_PASSES)) as b:
+        cap = b.captures()[0]
+        scoped = [s for s in cap.pass_steps() if s.kind == "llvm" and s.after_known
+                  and module_scope(cap.side_text(s.before)) != module_scope(cap.side_text(s.after))]
+        assert scoped
+        for s in scoped:
+            assert s.text_diff is not None and (bool(s.text_diff.changes) == s.changed), s
 
 
 # -- LLVM "after" snapshots: the change is credited to the pass that made it ------------

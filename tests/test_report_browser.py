@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import irscope
-from irscope.diff.compare import step_passes
 from test_report import HOSTILE, HOSTILE_KERNEL, SAMPLES, hostile_reports, samples_report
 
 CHROMIUM = "/usr/bin/chromium"
@@ -91,7 +90,7 @@ def test_the_pass_timeline_steps_with_buttons_and_keys(report, page):
     with irscope.open(str(SAMPLES)) as b:
         cap = b.capture("add_kernel")
         passes = cap.passes()
-        steps = {i: d for i, _, d in step_passes(cap)}
+        steps = {s.index: s.diff for s in cap.pass_steps() if s.diff is not None}
     changed = [p for p in passes if p.changed]
     _open(page, report / f"kernel-1-{cap.id}.html")
 

@@ -16,6 +16,10 @@ from irscope.compiler.records import CapturedKernel, PassRecord, Resources
 from irscope.ir.ptx import static_shared_bytes
 from irscope.capture.tools import amdgcn_resources, resources_from_binary, sass_with_lines
 
+FAKE_TIMING_NOTE = ("compiled while timed by irscope's stand-in benchmarker (compile-only: no GPU): every "
+                    "timing is a fake 1.0 ms, so an autotuner keeps its first config")
+"""The note on a capture compiled inside ``do_bench`` or an autotuner's timing, with no GPU."""
+
 _OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _OPTION_DEFAULTS = {"num_ctas": 1, "maxnreg": None}
 
@@ -373,6 +377,8 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         arch = int(target[3:]) if target.startswith("sm_") and target[3:].isdigit() else 90
         resources = resources_from_binary(meta.get("tools_dir"), cubin, ptx_text, arch, options)
         notes.extend(resources.notes)
+    if meta.get("fake_timing"):
+        notes.append(FAKE_TIMING_NOTE)
     if target.startswith("gfx"):
         notes.append("AMD target: no SASS (NVIDIA only); registers and spills read from the AMDGCN assembly")
         amdgcn = stages.get(AMDGCN)

@@ -68,6 +68,8 @@ class TargetOutcome:
     signal: int | None = None  # the signal that ended the child (SIGKILL, SIGABRT...), if one did
     hook_ran: bool = False  # the child's bootstrap reported (process.json): it was a Python with Triton
     recovered: int = 0  # compiles the child died in, kept as failed captures
+    device_target: str = ""  # the target the child compiled for (the GPU's, or the compile-only one)
+    refused: list[dict] = field(default_factory=list)  # launches Triton refused (OutOfResources), as reported
 
 
 def check_python(python: str | None) -> str:
@@ -216,12 +218,13 @@ def run_capture(
     on_driver: Callable[[dict], None] = lambda d: None,
     on_output: Callable[[str], None] = lambda line: None,
     on_status: Callable[[str], None] = lambda s: None,
+    on_refused: Callable[[dict], None] = lambda r: None,
 ) -> list[TargetOutcome]:
     """Run the script once per target (once in total with no ``--target``).
 
     Every finished kernel goes to ``on_capture`` as soon as it is ingested;
-    driver resource reports to ``on_driver``; the script's output lines to
-    ``on_output``. Stops early (returning the outcomes so far, the last one
+    driver resource reports to ``on_driver``; launches Triton refused to
+    ``on_refused``; the script's output lines to ``on_output``. Stops early (returning the outcomes so far, the last one
     marked ``interrupted``) on Ctrl-C or SIGTERM.
     """
     python = check_python(req.python)
@@ -248,7 +251,7 @@ def run_capture(
                 if outcomes:
                     outcomes[-1].interrupted = True
                 break
-            outcome = _run_one(req, python, target, on_capture, on_driver, on_output, on_status, stopper)
+            outcome = _run_one(req, python, target, on_capture, on_driver, on_output, on_status, stopper, on_refused)
             outcomes.append(outcome)
             if outcome.interrupted:
                 break
@@ -259,8 +262,14 @@ def run_capture(
     return outcomes
 
 
-def _run_one(req, python, target, on_capture, on_driver, on_output, on_status, stopper=None) -> TargetOutcome:
+def _run_one(req, python, target, on_capture, on_driver, on_output, on_status, stopper=None,
+             on_refused=lambda r: None) -> TargetOutcome:
     stopper = stopper or _Stopper()
+
+    def refused(report: dict) -> None:
+        outcome.refused.append(report)
+        on_refused(report)
+
     spool = tempfile.mkdtemp(prefix=f"{SPOOL_PREFIX}{os.getpid()}-")
     outcome = TargetOutcome(target=target, exit_code=0)
     seen: set[str] = set()
@@ -282,7 +291,7 @@ def _run_one(req, python, target, on_capture, on_driver, on_output, on_status, s
                 if stopper.requested:
                     outcome.interrupted = True
                     done = _wait(proc, STOP_GRACE_S + 2)
-                _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status)
+                _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status, refused)
                 if done:
                     break
                 time.sleep(POLL_S)
@@ -290,7 +299,7 @@ def _run_one(req, python, target, on_capture, on_driver, on_output, on_status, s
             outcome.interrupted = True
             stopper.request()
             _wait(proc, STOP_GRACE_S + 2)
-            _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status)
+            _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status, refused)
         finally:
             stopper.finish()
             if proc.poll() is None:
@@ -378,10 +387,11 @@ def _read_process_info(spool: str, outcome: TargetOutcome) -> None:
         outcome.hook_ran = True
         outcome.mode = info.get("mode", "")
         outcome.versions = info.get("versions", {})
+        outcome.device_target = info.get("target") or ""
 
 
-def _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status) -> None:
-    """Ingest every finished record (and driver report) not seen yet."""
+def _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status, on_refused) -> None:
+    """Ingest every finished record (and driver or refusal report) not seen yet."""
     try:
         names = sorted(os.listdir(spool), key=_record_order)
     except OSError:
@@ -408,17 +418,18 @@ def _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status) -
             shutil.rmtree(path, ignore_errors=True)
             cache = os.path.join(spool, "cache", name[len("rec-") :])
             shutil.rmtree(cache, ignore_errors=True)
-        elif name.startswith("drv-") and name.endswith(".json"):
+        elif name.startswith(("drv-", "refused-")) and name.endswith(".json"):
             seen.add(name)
             try:
                 with open(path) as f:
-                    on_driver(json.load(f))
+                    report = json.load(f)
             except (OSError, ValueError):
-                pass
+                continue
+            (on_driver if name.startswith("drv-") else on_refused)(report)
 
 
 def _record_order(name: str):
-    # Records before driver reports: a report refers to a kernel whose record
+    # Records before driver and refusal reports: a report refers to a kernel whose record
     # is already on disk, so it must be stored first.
     parts = name.split("-")
     rank = 0 if name.startswith("rec-") else 1

@@ -131,6 +131,11 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
         if report.get("hash"):
             bundle.set_driver_resources(run_id, report["hash"], report.get("n_regs"), report.get("n_spills"))
 
+    def on_refused(report):
+        if report.get("hash"):
+            error, detail, note = refusal_text(report)
+            bundle.set_launch_refused(run_id, report["hash"], error, detail, note)
+
     def on_output(line):
         if not quiet:
             progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -141,13 +146,15 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
     try:
         with progress:
             task = progress.add_task(f"running {os.path.basename(req.script)}", total=None)
-            outcomes = run_capture(req, on_capture, on_driver, on_output)
+            outcomes = run_capture(req, on_capture, on_driver, on_output, on_refused=on_refused)
         interrupted = any(o.interrupted for o in outcomes)
     except KeyboardInterrupt:
         interrupted = True
     finally:
         verdict = judge(outcomes, interrupted, noun, strict, python=req.python)
-        bundle.finish_run(run_id, complete=verdict.complete, status=verdict.status, error=verdict.problem)
+        mode, run_targets = resolved_mode(outcomes)
+        bundle.finish_run(run_id, complete=verdict.complete, status=verdict.status, error=verdict.problem,
+                          mode=mode, targets=run_targets)
     bundle.close()
     rows = []
     details: dict[int, str | None] = {}
@@ -178,6 +185,28 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
 
         open_after_capture(output)
     return code
+
+
+def refusal_text(report: dict) -> tuple[str, str, str | None]:
+    """(error, detail, note) for a launch Triton refused: the one line, the whole
+    message, and whether the autotuner pruned it (the script went on)."""
+    message = str(report.get("message") or "").strip()
+    first = message.splitlines()[0] if message else ""
+    error = f"Triton refused to launch it: {report.get('type') or 'OutOfResources'}: {first}"[:400]
+    note = None
+    if report.get("benchmarking"):
+        note = ("an autotune config Triton refused to launch (out of resources on the target's device): the "
+                "autotuner skipped it, as it would on that GPU")
+    return error, error + ("\n\n" + message if message != first else "") + "\n", note
+
+
+def resolved_mode(outcomes) -> tuple[str | None, list[str] | None]:
+    """The run's mode and targets as its children found them (``gpu`` or
+    ``compile-only``, and ``sm_90``...), for a run started as ``auto``; None where
+    the children did not say."""
+    modes = list(dict.fromkeys(o.mode for o in outcomes if o.mode))
+    targets = list(dict.fromkeys(o.target or o.device_target for o in outcomes if o.target or o.device_target))
+    return (modes[0] if len(modes) == 1 else None), (targets or None)
 
 
 def _should_open(args) -> bool:
@@ -245,6 +274,16 @@ def judge(outcomes, interrupted: bool, noun: str = "script", strict: bool = Fals
         if err:
             # (irscope compile: the frame is irscope's own helper, not the user's file)
             where = f" at {err['where']}" if err.get("where") and noun == "script" else ""
+            what = f"{err.get('type')}: {err.get('message')}"
+            lead = "script failed" if noun == "script" else f"the {noun} failed"
+            if err.get("type") == "OutOfResources":  # the target's GPU would refuse the launch too
+                return Verdict(f"{lead}{where}{at}: Triton refused to launch a kernel: {what}", "failed",
+                               True, True, exit_code=EXIT_COMPILE_FAILED)
+            if err.get("kind") == "data-dependent" and o.mode == "compile-only" and not o.captured:
+                # Not a check of results: nothing had run yet.
+                return Verdict(f"{lead}{where}{at} before launching any kernel: {what} (it reads tensor "
+                               f"values, which compile-only mode does not compute)", "failed", True, True,
+                               exit_code=EXIT_SCRIPT_FAILED)
             if err.get("kind") == "data-dependent" and o.mode == "compile-only" and not strict:
                 note = (f"compile-only ({o.target or 'sm_90'}): the {noun}'s result check{where} was skipped, "
                         f"as the tensors hold no values without a GPU (--strict makes it an error)")
@@ -277,13 +316,21 @@ def _label(outcome) -> str | None:
 
 
 def _exit_code(verdict: Verdict, rows, console) -> int:
-    failed = [r for r in rows if r.error]
+    refused = [r for r in rows if r.error and r.failed_stage == "launch"]
+    failed = [r for r in rows if r.error and r.failed_stage != "launch"]
     if verdict.exit_code == EXIT_INTERRUPTED:
         console.print(Text(f"irscope: {verdict.problem}"), highlight=False)
         return EXIT_INTERRUPTED
     if verdict.fatal and verdict.status.startswith("killed"):
         _error_line(verdict.problem or verdict.status, rows)
         return verdict.exit_code
+    if refused and verdict.exit_code == EXIT_COMPILE_FAILED and not failed:
+        # The script ended on a launch Triton refused (an autotuner's pruned configs do not end it).
+        r = refused[0]
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        print(f"irscope: error: {r.kernel} [{r.variant}] {r.target}: {r.error}{more}; the compiled stages are kept",
+              file=sys.stderr)
+        return EXIT_COMPILE_FAILED
     if failed:
         r = failed[0]
         where = f" in pass {r.failed_pass}" if r.failed_pass else (f" in {r.failed_stage}" if r.failed_stage else "")

@@ -151,7 +151,8 @@ class Capture:
     def __init__(self, bundle: "Bundle", row: CaptureRow):
         self.bundle = bundle
         self.row = row
-        """The listing row (what ``irscope ls --json`` prints)."""
+        """The store's listing row, read by the core's properties (:attr:`summary`,
+        :attr:`file`, ...); the views read those, never the row."""
         self._cache: dict = {}
         self._lock = threading.RLock()
 
@@ -423,14 +424,50 @@ class Capture:
             step = self.pass_steps()[index]
             if step.before is None or step.after is None:
                 return None
-            tb, ta = self.side_text(step.before), self.side_text(step.after)
+            tb, ta = self._step_side_text(step.before), self._step_side_text(step.after)
             if tb == ta:
                 return None
             info = SNAPSHOT_KINDS.get(step.kind)
             one_function = info is not None and info.family == FAMILY_LLVM and module_scope(tb) != module_scope(ta)
-            return step_diff(self.side_module(step.before), self.side_module(step.after), pass_stage(step.kind),
-                             one_function=one_function)
+            return step_diff(self._step_side_module(step.before, tb), self._step_side_module(step.after, ta),
+                             pass_stage(step.kind), one_function=one_function)
         return self._memo(("step_diff", index), compute)
+
+    # The diffs of every pass read every snapshot once: they are not kept (a capture with
+    # --llvm-passes has hundreds of megabytes of them), except the last few parsed, since
+    # the text after one pass is the text before the next.
+    _STEP_SIDES_KEPT = 4
+
+    def _step_side_text(self, side: "Side") -> str:
+        if side.pass_index is None:
+            return self._pass_finals()[side.stage or ""]
+        return self._blob_text(self.pass_rows()[side.pass_index].blob)
+
+    def _blob_text(self, blob: int) -> str:
+        """A snapshot's text, read again unless it is kept already (not kept here)."""
+        with self._lock:
+            hit = self._cache.get(("blob", blob))
+        if isinstance(hit, str):
+            return hit
+        text = self._store().text(blob)
+        return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+
+    def _step_side_module(self, side: "Side", text: str) -> Module:
+        if side.pass_index is None:
+            return self.stage(side.stage or "").module
+        with self._lock:
+            hit = self._cache.get(("pass_module", side.pass_index))
+            if hit is None:
+                hit = self._cache.get("step_sides", {}).get(side.pass_index)
+        if hit is not None:
+            return hit
+        module = self._parse_pass_text(side.pass_index, text)
+        with self._lock:
+            kept = self._cache.setdefault("step_sides", {})
+            kept[side.pass_index] = module
+            while len(kept) > self._STEP_SIDES_KEPT:
+                del kept[next(iter(kept))]
+        return module
 
     def side_text(self, side: "Side") -> str:
         """The text on one side of a pass: a snapshot's, or a stage's."""
@@ -471,23 +508,32 @@ class Capture:
         return self._memo("parse_cache", ParseCache)
 
     def _pass_module(self, index: int) -> Module:
-        def parse() -> Module:
-            from irscope.link.provenance import module_scope
+        return self._memo(("pass_module", index),
+                          lambda: self._parse_pass_text(index, self._pass_text(self.pass_rows()[index].blob)))
 
-            rows = self.pass_rows()
-            row = rows[index]
-            text = self._pass_text(row.blob)
-            metadata = None
-            if row.kind == KIND_LLVM and not module_scope(text):
-                # A function-level LLVM dump prints no !N table: borrow the latest
-                # module-level dump's, as parse_snapshots does.
-                for j in range(index - 1, -1, -1):
-                    if rows[j].kind == KIND_LLVM and module_scope(self._pass_text(rows[j].blob)):
-                        metadata = self._pass_module(j).loc_aliases
+    def _parse_pass_text(self, index: int, text: str) -> Module:
+        """Parse snapshot ``index`` (its text given)."""
+        from irscope.link.provenance import module_scope
+
+        rows = self.pass_rows()
+        row = rows[index]
+        metadata = None
+        if row.kind == KIND_LLVM and not module_scope(text):
+            # A function-level LLVM dump prints no !N table: borrow the latest
+            # module-level dump's, as parse_snapshots does.
+            for j in range(index - 1, -1, -1):
+                if rows[j].kind == KIND_LLVM:
+                    prior = self._blob_text(rows[j].blob)
+                    if module_scope(prior):
+                        metadata = self._memo(("loc_aliases", j),
+                                              functools.partial(self._loc_aliases_of, j, prior))
                         break
-            with self._lock:  # the shared parse cache is not thread-safe
-                return parse_pass(row.kind, text, self._parse_cache(), metadata)
-        return self._memo(("pass_module", index), parse)
+        with self._lock:  # the shared parse cache is not thread-safe
+            return parse_pass(row.kind, text, self._parse_cache(), metadata)
+
+    def _loc_aliases_of(self, index: int, text: str) -> dict[str, str]:
+        """The ``!N`` table of module-level LLVM snapshot ``index`` (its text given)."""
+        return self._parse_pass_text(index, text).loc_aliases
 
     def origins(self) -> dict[str, "StageOrigins"]:
         """Which pass made each op of the final TTIR, TTGIR (and LLVM IR, with

@@ -136,13 +136,17 @@ def goes_on(s: str, depth: int) -> int:
         return -1  # a statement's location ends it (what the reader of plain op lines takes too)
     if flat[:1] == "}" and not depth:  # a region's end: '}) {axis = 0 : i32} : (...', '}, {'
         flat = (flat[2:] if flat[1:2] == ")" else flat[1:]).lstrip(", ")
-    if flat.endswith("{"):  # a region opens ('scf.for ... {', '<{...}>({'), unless an attribute group does
+    if flat[-1:] == "{":  # a region opens ('scf.for ... {', '<{...}>({'), unless an attribute group does
         head = flat[:-1].rstrip()
-        if head.endswith("("):
+        paren = head[-1:] == "("
+        if paren:
             head = head[:-1]
-        if not head.endswith(_GOES_ON) and depth + _bracket_balance(head) <= 0:
+        n = depth + _bracket_balance(head)
+        if n <= 0 and not head.endswith(_GOES_ON):
             return -1
-    n = depth + _bracket_balance(flat) if _BRACKET_RE.search(flat) is not None or depth else 0
+        n += 2 if paren else 1
+    else:
+        n = depth + _bracket_balance(flat) if depth or _BRACKET_RE.search(flat) is not None else 0
     if n > 0 or flat.endswith(_GOES_ON):
         return max(n, 0)
     return -1

@@ -98,12 +98,16 @@ def diff_modules(a: Module, b: Module, stage: str) -> StageDiff:
 # ----------------------------------------------------------------- pairing
 
 def _pair_functions(a: Module, b: Module, p: _Pairing) -> None:
-    by_name = {f.name: f for f in b.functions}
+    # Functions of one name (a text that defines one twice) pair in order.
+    by_name: dict[str, list[Function]] = defaultdict(list)
+    for f in b.functions:
+        by_name[f.name].append(f)
     left_b = list(b.functions)
     unpaired = []
     for fa in a.functions:
-        fb = by_name.get(fa.name)
-        if fb is not None and fb in left_b:
+        peers = by_name.get(fa.name)
+        if peers:
+            fb = peers.pop(0)
             p.functions.append((fa, fb))
             left_b.remove(fb)
         else:

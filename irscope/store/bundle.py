@@ -350,13 +350,20 @@ class Bundle:
         assert cur.lastrowid is not None  # set by the INSERT just made
         return cur.lastrowid
 
-    def finish_run(self, run_id: int, *, complete: bool, status: str, error: str | None = None) -> None:
-        """Close a run: ``complete`` only when it ended normally."""
+    def finish_run(self, run_id: int, *, complete: bool, status: str, error: str | None = None,
+                   mode: str | None = None, targets: list[str] | None = None) -> None:
+        """Close a run: ``complete`` only when it ended normally. ``mode`` and
+        ``targets``, when given, replace what was known at its start (``auto``:
+        the child decides between GPU and compile-only)."""
         with self._tx():
             self.conn.execute(
                 "UPDATE runs SET finished=?, complete=?, status=?, error=? WHERE id=?",
                 (time.strftime("%Y-%m-%dT%H:%M:%S%z"), int(complete), status, error, run_id),
             )
+            if mode:
+                self.conn.execute("UPDATE runs SET mode=? WHERE id=?", (mode, run_id))
+            if targets:
+                self.conn.execute("UPDATE runs SET targets=? WHERE id=?", (json.dumps(targets), run_id))
 
     def add_capture(self, run_id: int, k: CapturedKernel) -> int:
         """Store one captured kernel in a single transaction; returns its id."""
@@ -417,6 +424,18 @@ class Bundle:
                 (n_regs, n_spills, run_id, kernel_hash),
             )
         return cur.rowcount
+
+    def set_launch_refused(self, run_id: int, kernel_hash: str, error: str, detail: str, note: str | None = None) -> int:
+        """Mark the run's captures of a kernel Triton refused to launch (OutOfResources)
+        as failed at stage ``launch``, with the reason; returns rows updated."""
+        with self._tx():
+            rows = self.conn.execute("SELECT id, notes FROM captures WHERE run_id=? AND hash=? AND error IS NULL",
+                                     (run_id, kernel_hash)).fetchall()
+            for cid, notes in rows:
+                kept = json.loads(notes or "[]") + ([note] if note else [])
+                self.conn.execute("UPDATE captures SET error=?, error_detail=?, failed_stage='launch', notes=?"
+                                  " WHERE id=?", (error, detail, json.dumps(kept), cid))
+        return len(rows)
 
     def _tx(self):
         return _Transaction(self.conn)

@@ -61,6 +61,14 @@ def _write_json(path, obj):
     os.replace(tmp, path)
 
 
+def _current_target(hook):
+    """``sm_90``, ``gfx942``: what the active driver compiles for ("" if it cannot say)."""
+    try:
+        return hook._target_text(sys.modules["triton.runtime.driver"].driver.active.get_current_target())
+    except Exception:  # any error of Triton's driver probe: the target stays unknown
+        return ""
+
+
 def _compile_only_context():
     """Fake tensors for compile-only mode, or a no-op context without torch."""
     import contextlib
@@ -71,9 +79,11 @@ def _compile_only_context():
         return contextlib.nullcontext()
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    # Scripts written for a GPU synchronise before timing or checking; with no
-    # device there is nothing to wait for.
-    torch.cuda.synchronize = lambda *a, **k: None
+    import irscope_child_hook  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+    import irscope_devices  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+
+    # torch.cuda's device queries answer for the target's device (irscope_devices' table).
+    irscope_devices.patch_torch_cuda(torch, irscope_devices.device_for(irscope_child_hook.TARGET or "sm_90"))
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
@@ -139,6 +149,7 @@ def main(argv):
         warnings.filterwarnings("ignore", message=".*data pointer of FakeTensor.*")
     _write_json(os.path.join(os.environ.get("IRSCOPE_SPOOL", "."), "process.json"), {
         "mode": irscope_child_hook.resolved_mode(),
+        "target": _current_target(irscope_child_hook),
         "versions": irscope_child_hook._versions(),
         "python_executable": sys.executable,
     })

@@ -383,6 +383,7 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed, ex
             "hash": getattr(kernel, "hash", None),
             "error": error_info(error) if error is not None else None,
             "exact": exact,
+            "fake_timing": _fake_timing(),
             "env": {k: v for k, v in os.environ.items() if k.startswith(("TRITON_", "MLIR_", "LLVM_", "USE_IR_LOC"))},
         }
     )
@@ -390,16 +391,31 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed, ex
     os.replace(rec.dir_tmp, os.path.join(SPOOL, rec.name))
 
 
-def _patch_init_handles(compiled_kernel_cls):
-    """On a GPU, record the driver's register and spill counts after loading."""
+def _fake_timing():
+    """Whether this compile ran inside irscope's stand-in benchmarker (compile-only
+    autotuning or ``do_bench``): the time the script was given for it is not real."""
+    fake = sys.modules.get("irscope_fake_driver")
+    return bool(fake is not None and fake.benchmarking())
+
+
+def _patch_init_handles(compiled_kernel_cls, gpu):
+    """Report what loading a kernel for its first launch says: on a GPU, the
+    driver's register and spill counts (``drv-<pid>-<n>.json``); in any mode, a
+    launch Triton refused (OutOfResources: more shared memory or threads than the
+    device has), as ``refused-<pid>-<n>.json`` with the reason."""
     original = compiled_kernel_cls._init_handles
     if getattr(original, "__irscope_wrapped__", False):
         return
 
     def _init_handles(self):
         fresh = getattr(self, "module", None) is None
-        out = original(self)
-        if fresh and getattr(self, "module", None) is not None:
+        try:
+            out = original(self)
+        except BaseException as exc:  # re-raised below, unchanged
+            if type(exc).__name__ == "OutOfResources":
+                _report_refusal(self, exc)
+            raise
+        if gpu and fresh and getattr(self, "module", None) is not None:
             try:
                 with _LOCK:
                     _DRV_SEQ[0] += 1
@@ -420,6 +436,31 @@ def _patch_init_handles(compiled_kernel_cls):
 
     _init_handles.__irscope_wrapped__ = True  # type: ignore[attr-defined]  # marks the method wrapped once
     compiled_kernel_cls._init_handles = _init_handles
+
+
+_REFUSED = set()  # hashes reported: Triton <= 3.1 tries to load again at each launch
+
+
+def _report_refusal(kernel, exc):
+    key = getattr(kernel, "hash", None)
+    if key in _REFUSED:
+        return
+    _REFUSED.add(key)
+    fake = sys.modules.get("irscope_fake_driver")
+    try:
+        with _LOCK:
+            _DRV_SEQ[0] += 1
+            path = os.path.join(SPOOL, "refused-%d-%d.json" % (os.getpid(), _DRV_SEQ[0]))
+        _write_json_atomic(path, {
+            "hash": key,
+            "name": getattr(kernel, "name", None),
+            "type": type(exc).__name__,
+            "message": str(exc),
+            # inside a stand-in benchmark: an autotuner's config, which the autotuner prunes
+            "benchmarking": bool(fake is not None and fake.benchmarking()),
+        })
+    except Exception:  # a report only: the user's launch fails with Triton's own error either way
+        pass
 
 
 def _patch_triton():
@@ -464,8 +505,8 @@ def _patch_triton():
         if getattr(module, "make_backend", None) is original_make_backend:
             setattr(module, "make_backend", make_backend)
     ck = getattr(cc, "CompiledKernel", None)
-    if ck is not None and MODE == "gpu":
-        _patch_init_handles(ck)
+    if ck is not None:
+        _patch_init_handles(ck, MODE == "gpu")
     if MODE == "compile-only":
         import irscope_fake_driver
 

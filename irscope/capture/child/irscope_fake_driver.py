@@ -8,6 +8,8 @@ skips the launch itself.
 """
 
 import os
+import re
+import threading
 
 
 def parse_target(text):
@@ -48,28 +50,92 @@ def _load_binary_arity():
         return 5
 
 
+# cuobjdump -res-usage:  REG:26 STACK:0 SHARED:0 LOCAL:0 ...
+_RES_USAGE = re.compile(rb"REG:(\d+) STACK:(\d+) SHARED:(\d+) LOCAL:(\d+)")
+
+
+def cubin_registers(cubin):
+    """(registers, spills) of a cubin as a CUDA driver reports them to Triton:
+    ``CU_FUNC_ATTRIBUTE_NUM_REGS``, and the per-thread local memory (stack frame
+    and local) in 4-byte words. Read with ``cuobjdump -res-usage`` from Triton's
+    wheel, the tool irscope's own resource figures come from; (0, 0) without it."""
+    import subprocess
+    import tempfile
+
+    import triton
+
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    if not os.access(tool, os.X_OK):
+        return (0, 0)
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        try:
+            out = subprocess.run([tool, "-res-usage", f.name], capture_output=True, timeout=120).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return (0, 0)
+    m = _RES_USAGE.search(out)
+    if m is None:
+        return (0, 0)
+    return (int(m.group(1)), (int(m.group(2)) + int(m.group(4))) // 4)
+
+
+def _msgpack_uint(data, key):
+    """The unsigned integer after the msgpack string ``key`` (the AMDGPU metadata
+    note of a code object), or None."""
+    tag = bytes([0xA0 | len(key)]) + key
+    at = data.find(tag)
+    if at < 0:
+        return None
+    i = at + len(tag)
+    if i >= len(data):
+        return None
+    b = data[i]
+    if b < 0x80:
+        return b
+    size = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8}.get(b)
+    if size is None or i + 1 + size > len(data):
+        return None
+    return int.from_bytes(data[i + 1:i + 1 + size], "big")
+
+
+def hsaco_registers(hsaco):
+    """(registers, spills) of an AMD code object as HIP reports them to Triton:
+    VGPRs, and the private segment (scratch) in 4-byte words."""
+    regs = _msgpack_uint(hsaco, b".vgpr_count") or 0
+    private = _msgpack_uint(hsaco, b".private_segment_fixed_size") or 0
+    return (regs, private // 4)
+
+
 class _FakeUtils:
-    def __init__(self, backend):
+    def __init__(self, backend, device):
         self.backend = backend
+        self.device = device
         self.arity = _load_binary_arity()
+        self._loaded = {}  # binary -> (n_regs, n_spills): Triton <= 3.1 loads again at each launch
 
     def load_binary(self, name, kernel, shared, device):
-        # (module, function, n_regs, n_spills[, n_max_threads]): resource usage is
-        # read from the cubin by irscope afterwards, not from a driver.
-        return (None, None, 0, 0, 1024)[: self.arity]
+        # (module, function, n_regs, n_spills[, n_max_threads]): no module is loaded,
+        # the counts are the binary's own, as a real driver would give them.
+        counts = self._loaded.get(kernel)
+        if counts is None:
+            counts = hsaco_registers(kernel) if self.backend == "hip" else cubin_registers(kernel)
+            self._loaded[kernel] = counts
+        return (None, None, counts[0], counts[1], self.device.max_threads_per_block)[: self.arity]
 
     def get_device_properties(self, device):
-        # Generous limits so the shared-memory check never rejects a kernel that a
-        # real device would run; irscope reports the real usage from the binary.
+        # The target's device (irscope_devices): a launch that needs more shared
+        # memory than it has is refused (OutOfResources) as on that GPU.
+        d = self.device
         return {
-            "max_shared_mem": 1 << 30,
-            "max_num_regs": 65536,
-            "multiprocessor_count": 132,
-            "warpSize": 64 if self.backend == "hip" else 32,
-            "sm_clock_rate": 1980000,
-            "mem_clock_rate": 3201000,
-            "mem_bus_width": 5120,
-            "arch": "",
+            "max_shared_mem": d.shared_memory_per_block_optin,
+            "max_num_regs": d.regs_per_multiprocessor,
+            "multiprocessor_count": d.multi_processor_count,
+            "warpSize": d.warp_size,
+            "sm_clock_rate": d.clock_rate,
+            "mem_clock_rate": d.memory_clock_rate,
+            "mem_bus_width": d.memory_bus_width,
+            "arch": d.gcnArchName,
         }
 
     def unload_module(self, module):
@@ -85,13 +151,46 @@ class _FakeUtils:
         self.fill_tma_descriptor()
 
 
+# Set while the stand-in benchmarker runs the function it times: a kernel compiled
+# then was compiled for timing (an autotuner's config), and its record says the
+# timing was not measured.
+_BENCHING = threading.local()
+FAKE_MS = 1.0
+"""What the stand-in benchmarker reports for every call, in milliseconds."""
+
+
+def benchmarking():
+    """Whether the stand-in benchmarker is running a function on this thread."""
+    return getattr(_BENCHING, "depth", 0) > 0
+
+
+def _run_timed(fn):
+    _BENCHING.depth = getattr(_BENCHING, "depth", 0) + 1
+    try:
+        fn()
+    finally:
+        _BENCHING.depth -= 1
+
+
 def _fake_benchmarker(kernel_call, quantiles=None, **kwargs):
     """Autotuning stand-in: run the call once (which compiles the config) and
     report equal times, so every config is compiled and the first one is kept."""
-    kernel_call()
+    _run_timed(kernel_call)
     if quantiles:
-        return [1.0 for _ in quantiles]
-    return 1.0
+        return [FAKE_MS for _ in quantiles]
+    return FAKE_MS
+
+
+def fake_do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, *args, return_mode="mean", **kwargs):
+    """``triton.testing.do_bench`` (and its CUDA-graph and Proton forms) with no GPU:
+    ``fn`` runs once (its kernels compile), and the time is ``FAKE_MS``, whatever
+    the arguments (``warmup``, ``rep``, ``quantiles``, ``return_mode``)."""
+    _run_timed(fn)
+    if quantiles:
+        return [FAKE_MS for _ in quantiles]
+    if return_mode == "all":
+        return [FAKE_MS]
+    return FAKE_MS
 
 
 class FakeDriver:
@@ -100,10 +199,13 @@ class FakeDriver:
     def __init__(self, target_text):
         from triton.backends.compiler import GPUTarget
 
+        import irscope_devices  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+
         backend, arch, warp = parse_target(target_text)
         self.target = GPUTarget(backend, arch, warp)
         self.backend = backend
-        self.utils = _FakeUtils(backend)
+        self.device = irscope_devices.device_for(target_text)
+        self.utils = _FakeUtils(backend, self.device)
         self.launcher_cls = _FakeLauncher
 
     # -- DriverBase API -------------------------------------------------
@@ -163,16 +265,25 @@ def install(target_text):
     else:  # Triton 3.0/3.1 keep the active driver in a private slot
         drv.default = fake
         drv.active = fake
-    # Triton <= 3.1's autotuner imports triton.testing.do_bench into its module and
-    # calls it directly, not through the driver: it would time the first config on a
-    # GPU that is not there and end the script, so the other configs never compiled.
-    try:
-        import triton.runtime.autotuner as autotuner
-    except Exception:  # noqa: BLE001 - a Triton without the module has nothing to patch
-        autotuner = None
-    if autotuner is not None and hasattr(autotuner, "do_bench"):
-        autotuner.do_bench = _fake_benchmarker
-        if hasattr(autotuner, "do_bench_cudagraph"):
-            autotuner.do_bench_cudagraph = lambda fn, **kw: _fake_benchmarker(fn)
+    _replace_do_bench()
     os.environ.setdefault("TRITON_IRSCOPE_FAKE_DRIVER", "1")
     return fake
+
+
+def _replace_do_bench():
+    """Every way of timing a kernel gets the stand-in: ``triton.testing``'s
+    functions (scripts and autotuners given ``warmup=``/``rep=`` call them
+    directly), and Triton <= 3.1's autotuner, which imported ``do_bench`` into its
+    own module. The real ones would time the first config on a GPU that is not
+    there and end the script, so the other configs would never compile."""
+    import importlib
+
+    names = ("do_bench", "do_bench_cudagraph", "do_bench_proton", "do_bench_cudagraph_proton")
+    for module_name in ("triton.testing", "triton.runtime.autotuner"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:  # a Triton without the module has nothing to patch
+            continue
+        for name in names:
+            if callable(getattr(module, name, None)):
+                setattr(module, name, fake_do_bench)

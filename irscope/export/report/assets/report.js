@@ -156,7 +156,8 @@ const Timeline = {
       }
       const chip = el("button", "chip" + (p.changed ? " changed" : ""), String(p.index));
       chip.type = "button";
-      chip.title = `#${p.index} ${p.name}`;
+      chip.title = `#${p.index} ${p.name}` + (p.parent !== null && p.parent !== undefined ? ` (inside #${p.parent})` : "");
+      if (p.depth) chip.classList.add("nested");
       chip.addEventListener("click", () => this.show(i));
       group.appendChild(chip);
       this.chips.push(chip);
@@ -192,7 +193,8 @@ const Timeline = {
     this.chips[i].scrollIntoView({ block: "nearest", inline: "nearest" });
     const p = this.passes[i];
     document.getElementById("pass-title").textContent =
-      `#${p.index} ${p.stage} · ${p.name}` + (p.argument ? ` (${p.argument})` : "");
+      `#${p.index} ${p.stage} · ${p.name}` + (p.argument ? ` (${p.argument})` : "") +
+      (p.parent !== null && p.parent !== undefined ? ` · run inside #${p.parent} ${this.passes.find((q) => q.index === p.parent)?.name || ""}` : "");
     const secs = p.seconds === null || p.seconds === undefined ? "" : ` · ${(p.seconds * 1000).toFixed(2)} ms`;
     const summary = p.changed
       ? `${p.added} op(s) added, ${p.removed} removed, ${p.modified} changed, ${p.moved || 0} moved · ops ${p.ops_before} → ${p.ops_after}${secs}`

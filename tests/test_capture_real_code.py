@@ -1,0 +1,203 @@
+"""Real code captures whole with no GPU: scripts that ask the device about itself,
+size grids from a compiled kernel's registers, time configs with ``do_bench``, read a
+value before any launch, or launch what the target cannot run (issue 26). Each test
+runs a small script of its own under ``irscope run`` in compile-only mode."""
+
+import json
+import sys
+
+import pytest
+
+from conftest import ROOT, VECTOR_ADD, irscope, ls_json, write_script
+
+sys.path.insert(0, str(ROOT / "irscope" / "capture" / "child"))
+import irscope_devices  # noqa: E402  (the table the child answers from)
+from irscope.capture.ingest import FAKE_TIMING_NOTE  # noqa: E402
+
+
+def _runs(bundle):
+    return json.loads(irscope("ls", bundle, "--runs", "--json", check=True).stdout)
+
+
+def _printed(p, tag):
+    """The JSON objects the script printed on lines starting with ``tag``."""
+    return [json.loads(ln[len(tag):]) for ln in (p.stdout + p.stderr).splitlines() if ln.startswith(tag)]
+
+
+def _line_of(path, text):
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+# -- 1. device queries answer for the target ---------------------------------------
+
+DEVICE_QUERIES = VECTOR_ADD + '''
+import json
+p = torch.cuda.get_device_properties(0)
+print("DEVICE " + json.dumps({
+    "available": torch.cuda.is_available(), "count": torch.cuda.device_count(),
+    "current": torch.cuda.current_device(), "capability": list(torch.cuda.get_device_capability()),
+    "capability_of_device": list(torch.cuda.get_device_capability(DEVICE)),
+    "name": p.name, "name_call": torch.cuda.get_device_name(), "major": p.major, "minor": p.minor,
+    "sms": p.multi_processor_count, "memory": p.total_memory,
+    "driver_sms": triton.runtime.driver.active.utils.get_device_properties(0)["multiprocessor_count"],
+}))
+x = torch.randn(4096, device=DEVICE)
+out = torch.empty_like(x)
+add_kernel[(triton.cdiv(4096, 1024),)](x, x, out, 4096, BLOCK=1024)
+'''
+
+
+@pytest.mark.slow
+def test_device_queries_answer_for_each_target(tmp_path):
+    script = write_script(tmp_path, "device_queries.py", DEVICE_QUERIES)
+    out = tmp_path / "d.irscope"
+    p = irscope("run", script, "--target", "sm_80", "--target", "sm_90", "--target", "gfx942", "-o", out)
+    assert p.returncode == 0, p.stderr
+    seen = _printed(p, "DEVICE ")
+    assert len(seen) == 3
+    for target, got in zip(("sm_80", "sm_90", "gfx942"), seen):
+        d = irscope_devices.DEVICES[target]
+        assert got == {"available": True, "count": 1, "current": 0, "capability": [d.major, d.minor],
+                       "capability_of_device": [d.major, d.minor], "name": d.name, "name_call": d.name,
+                       "major": d.major, "minor": d.minor, "sms": d.multi_processor_count,
+                       "memory": d.total_memory, "driver_sms": d.multi_processor_count}, target
+    assert [(c["kernel"], c["target"]) for c in ls_json(out)] == [("add_kernel", t) for t in ("sm_80", "sm_90", "gfx942")]
+
+
+def test_device_table_covers_the_documented_targets():
+    doc = (ROOT / "docs" / "user-guide.md").read_text()
+    for target, d in irscope_devices.DEVICES.items():
+        assert f"`{target}`" in doc and d.name in doc, target
+    assert irscope_devices.device_for("sm_90a") == irscope_devices.DEVICES["sm_90"]
+    near = irscope_devices.device_for("sm_87")  # no entry: the nearest lower one's figures, its own capability
+    assert (near.major, near.minor) == (8, 7)
+    assert near.multi_processor_count == irscope_devices.DEVICES["sm_86"].multi_processor_count
+
+
+# -- 2. the compiled kernel's registers, for grid sizing; 6. the run's real mode ------
+
+N_REGS_SIZING = VECTOR_ADD + '''
+import json
+x = torch.randn(1 << 20, device=DEVICE)
+out = torch.empty_like(x)
+kernel = add_kernel.warmup(x, x, out, x.numel(), BLOCK=1024, grid=(1,))
+kernel._init_handles()
+props = torch.cuda.get_device_properties(DEVICE)
+occupancy = props.regs_per_multiprocessor // (kernel.n_regs * 32 * kernel.metadata.num_warps)  # tutorial 02
+programs = props.multi_processor_count * occupancy
+print("KERNEL " + json.dumps({"n_regs": kernel.n_regs, "n_spills": kernel.n_spills, "shared": kernel.metadata.shared,
+                              "num_warps": kernel.metadata.num_warps, "programs": programs}))
+add_kernel[(programs,)](x, x, out, x.numel(), BLOCK=1024)
+'''
+
+
+@pytest.fixture(scope="module")
+def sizing_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sizing")
+    script = write_script(tmp, "n_regs_sizing.py", N_REGS_SIZING)
+    out = tmp / "s.irscope"
+    return irscope("run", script, "-o", out), out  # no --target: compile-only sm_90 on a machine with no GPU
+
+
+@pytest.mark.slow
+def test_grid_sized_from_n_regs_captures_with_the_recorded_registers(sizing_run):
+    p, out = sizing_run
+    assert p.returncode == 0, p.stderr
+    (got,) = _printed(p, "KERNEL ")
+    (cap,) = ls_json(out)
+    assert got["n_regs"] > 0 and got["n_regs"] == cap["registers"]
+    assert got["n_spills"] == 0 == cap["spill_stores"]
+    assert got["num_warps"] == cap["options"]["num_warps"]
+    assert got["programs"] > 0
+
+
+@pytest.mark.slow
+def test_runs_show_the_mode_and_target_the_child_chose(sizing_run):
+    _, out = sizing_run
+    (run,) = _runs(out)
+    assert run["mode"] == "compile-only" and run["targets"] == ["sm_90"]
+    listing = irscope("ls", out, "--runs", check=True).stdout
+    assert "compile-only" in listing and "sm_90" in listing and "auto" not in listing
+
+
+# -- 3. a value read before any launch ----------------------------------------------
+
+ITEM_FIRST = VECTOR_ADD + '''
+x = torch.randn(4096, device=DEVICE)
+scale = x.abs().max().item()
+out = torch.empty_like(x)
+add_kernel[(4,)](x, x, out, 4096, BLOCK=1024)
+'''
+
+
+def test_item_before_any_launch_fails_with_its_line(tmp_path):
+    script = write_script(tmp_path, "item_first.py", ITEM_FIRST)
+    p = irscope("run", script, "-o", tmp_path / "i.irscope")
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "result check" not in p.stderr and "note:" not in p.stderr
+    (line,) = [ln for ln in p.stderr.splitlines() if ln.startswith("irscope: error:")]
+    assert f"item_first.py:{_line_of(script, '.item()')}" in line
+    assert "before launching any kernel" in line and "DataDependentOutputException" in line
+
+
+def test_exception_before_any_launch_fails_with_its_line(tmp_path):
+    script = write_script(tmp_path, "raise_first.py", VECTOR_ADD + "\nraise ValueError('no config for this shape')\n")
+    p = irscope("run", script, "-o", tmp_path / "r.irscope")
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    (line,) = [ln for ln in p.stderr.splitlines() if ln.startswith("irscope: error:")]
+    assert f"raise_first.py:{_line_of(script, 'raise ValueError')}" in line
+    assert "ValueError: no config for this shape" in line and "result check" not in line
+
+
+# -- 4. an autotune loop that calls do_bench itself ----------------------------------
+
+DO_BENCH_LOOP = VECTOR_ADD + '''
+from triton.testing import do_bench
+x = torch.randn(1 << 16, device=DEVICE)
+out = torch.empty_like(x)
+timings = {}
+for block in (256, 512, 1024):
+    grid = (triton.cdiv(x.numel(), block),)
+    timings[block] = do_bench(lambda: add_kernel[grid](x, x, out, x.numel(), BLOCK=block), warmup=5, rep=20)
+best = min(timings, key=timings.get)
+print("BEST %d" % best)
+add_kernel[(triton.cdiv(x.numel(), best),)](x, x, out, x.numel(), BLOCK=best)
+'''
+
+
+@pytest.mark.slow
+def test_do_bench_autotune_loop_captures_every_config(tmp_path):
+    script = write_script(tmp_path, "do_bench_loop.py", DO_BENCH_LOOP)
+    out = tmp_path / "b.irscope"
+    p = irscope("run", script, "-o", out)
+    assert p.returncode == 0, p.stderr
+    caps = ls_json(out)
+    assert sorted(c["variant"].split(",")[0] for c in caps) == ["BLOCK=1024", "BLOCK=256", "BLOCK=512"]
+    assert all(c["error"] is None and FAKE_TIMING_NOTE in c["notes"] for c in caps)
+    assert "BEST 256" in p.stdout + p.stderr  # equal fake timings: the first config is kept
+    assert FAKE_TIMING_NOTE in p.stderr  # said once, under the table
+    assert p.stderr.count(FAKE_TIMING_NOTE) == 1
+
+
+# -- 5. a launch Triton refused ------------------------------------------------------
+
+TOO_MANY_THREADS = VECTOR_ADD + '''
+x = torch.randn(4096, device=DEVICE)
+out = torch.empty_like(x)
+add_kernel[(4,)](x, x, out, 4096, BLOCK=1024, num_warps=32)  # 32 waves of 64: 2048 threads, a block has 1024
+'''
+
+
+@pytest.mark.slow
+def test_launch_refused_is_a_failed_capture_with_the_reason(tmp_path):
+    script = write_script(tmp_path, "too_many_threads.py", TOO_MANY_THREADS)
+    out = tmp_path / "r.irscope"
+    p = irscope("run", script, "--target", "gfx942", "-o", out)
+    assert p.returncode == 4, p.stderr
+    (cap,) = ls_json(out)
+    assert cap["failed_stage"] == "launch" and "amdgcn" in cap["stages"]
+    assert "Triton refused to launch it: OutOfResources" in cap["error"] and "threads" in cap["error"]
+    (line,) = [ln for ln in p.stderr.splitlines() if ln.startswith("irscope: error:")]
+    assert "add_kernel" in line and "refused to launch" in line and "threads" in line
+    (run,) = _runs(out)
+    assert run["status"] == "failed"
