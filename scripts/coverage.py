@@ -45,6 +45,8 @@ TORCH = "torch==2.13.0"
 NUMPY = "numpy<2.4"
 SCRATCH = ROOT / "out" / "coverage"  # lock and temp files (ignored by git)
 MATRIX_KERNEL = ("matmul_kernel", "matmul_autotune.py", "sm_90")
+KEEP_MARKER = "<!-- kept by scripts/coverage.py:"
+"""docs/coverage.md from the line that starts with this on is kept when the report is rewritten."""
 
 
 def minor(v: str) -> str:
@@ -447,7 +449,10 @@ def write_report(data: dict, md_path: Path) -> None:
                  f"{'timeout' if r['timed_out'] else r['rc']} | {r['seconds']:.0f} | {r['captures']} |")
     if data.get("venvs"):
         L.append("\nVenvs: " + "; ".join(f"{v}: {why}" for v, why in data["venvs"].items()))
-    md_path.write_text("\n".join(L) + "\n")
+    # Sections other scripts write (scripts/lit_coverage.py's) follow KEEP_MARKER: kept as they are.
+    old = md_path.read_text() if md_path.exists() else ""
+    kept = old[old.index(KEEP_MARKER):] if KEEP_MARKER in old else ""
+    md_path.write_text("\n".join(L) + "\n" + ("\n" + kept if kept else ""))
 
 
 def main() -> int:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, VECTOR_ADD, irscope, ls_json, write_script
+from conftest import ROOT, VECTOR_ADD, VENVS, irscope, ls_json, write_script
 
 sys.path.insert(0, str(ROOT / "irscope" / "capture" / "child"))
 import irscope_devices  # noqa: E402  (the table the child answers from)
@@ -107,7 +107,7 @@ def test_grid_sized_from_n_regs_captures_with_the_recorded_registers(sizing_run)
     (cap,) = ls_json(out)
     assert got["n_regs"] > 0 and got["n_regs"] == cap["registers"]
     assert got["n_spills"] == 0 == cap["spill_stores"]
-    assert got["num_warps"] == cap["options"]["num_warps"]
+    assert got["num_warps"] == cap["num_warps"] and got["shared"] == cap["shared_dynamic"]
     assert got["programs"] > 0
 
 
@@ -165,11 +165,20 @@ add_kernel[(triton.cdiv(x.numel(), best),)](x, x, out, x.numel(), BLOCK=best)
 '''
 
 
+def _python(version):
+    exe = VENVS / f"triton-{version}" / "bin" / "python"
+    if not exe.exists():
+        pytest.skip(f"{exe} missing: run scripts/setup.sh")
+    return exe
+
+
 @pytest.mark.slow
-def test_do_bench_autotune_loop_captures_every_config(tmp_path):
+@pytest.mark.parametrize("version", ["installed", "3.0", "3.2", "3.9"])
+def test_do_bench_autotune_loop_captures_every_config(tmp_path, version):
     script = write_script(tmp_path, "do_bench_loop.py", DO_BENCH_LOOP)
     out = tmp_path / "b.irscope"
-    p = irscope("run", script, "-o", out)
+    python = [] if version == "installed" else ["--python", _python(version)]
+    p = irscope("run", script, *python, "-o", out)
     assert p.returncode == 0, p.stderr
     caps = ls_json(out)
     assert sorted(c["variant"].split(",")[0] for c in caps) == ["BLOCK=1024", "BLOCK=256", "BLOCK=512"]
@@ -201,3 +210,71 @@ def test_launch_refused_is_a_failed_capture_with_the_reason(tmp_path):
     assert "add_kernel" in line and "refused to launch" in line and "threads" in line
     (run,) = _runs(out)
     assert run["status"] == "failed"
+
+
+# -- 7. torch operations that take a device guard ------------------------------------
+
+TRANSPOSED = VECTOR_ADD + '''
+x = torch.randn(64, 128, device=DEVICE)
+xt = x.T.contiguous()  # a copy through a device guard, as tutorials 08 and 09 do
+first, _ = x.chunk(2, dim=1)
+first = first.contiguous()
+out = torch.empty_like(xt)
+add_kernel[(triton.cdiv(xt.numel(), 1024),)](xt, xt, out, xt.numel(), BLOCK=1024)
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        y = torch.empty_like(a)
+        add_kernel[(triton.cdiv(a.numel(), 512),)](a, a, y, a.numel(), BLOCK=512)
+        return y
+
+
+w = torch.randn(4096, device=DEVICE, requires_grad=True)
+y = Double.apply(w)
+print("SHAPES", tuple(xt.shape), xt.stride(), tuple(first.shape), tuple(y.shape), y.requires_grad)
+'''
+
+
+@pytest.mark.slow
+def test_transposed_copy_and_autograd_forward_capture(tmp_path):
+    script = write_script(tmp_path, "transposed.py", TRANSPOSED)
+    out = tmp_path / "t.irscope"
+    p = irscope("run", script, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "SHAPES (128, 64) (64, 1) (64, 64) (4096,) True" in p.stdout + p.stderr
+    assert sorted(c["variant"].split(",")[0] for c in ls_json(out)) == ["BLOCK=1024", "BLOCK=512"]
+
+
+AUTOTUNE_PRUNED = '''
+import torch, triton, triton.language as tl
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+@triton.autotune(configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=32)], key=["n"])
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+x = torch.randn(4096, device=DEVICE)
+out = torch.empty_like(x)
+add_kernel[(4,)](x, x, out, 4096, BLOCK=1024)
+'''
+
+
+@pytest.mark.slow
+def test_autotune_config_refused_is_failed_and_pruned(tmp_path):
+    script = write_script(tmp_path, "autotune_pruned.py", AUTOTUNE_PRUNED)
+    out = tmp_path / "a.irscope"
+    p = irscope("run", script, "--target", "gfx942", "-o", out)
+    assert p.returncode == 0, p.stderr  # the autotuner skips the config, as on an MI300X
+    caps = {c["num_warps"]: c for c in ls_json(out)}
+    assert set(caps) == {4, 32}
+    assert caps[4]["error"] is None and caps[4]["failed_stage"] is None
+    assert caps[32]["failed_stage"] == "launch" and "OutOfResources" in caps[32]["error"]
+    assert any("autotuner skipped it" in n for n in caps[32]["notes"])
+    assert "irscope: error" not in p.stderr

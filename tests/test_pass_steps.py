@@ -102,18 +102,17 @@ def test_llvm_passes_capture_sides():
     consistency test above covers this bundle's counts)."""
     assert LLVM_PASSES in BUNDLES
     with irscope.open(str(LLVM_PASSES)) as b:
-        steps = b.captures()[0].pass_steps()
-    assert {s.snapshot for s in steps if s.kind in ("llvm", "mir")} == {"after"}
-    assert {s.snapshot for s in steps if s.kind == "mlir" and not s.internal} == {"before"}
-    assert all(s.after == Side(s.index) for s in steps if s.kind in ("llvm", "mir"))
-    codegen = [s for s in steps if s.stage == "ptx" and s.kind == "llvm"]
-    assert codegen[0].before == Side(stage="llir")  # the codegen pipeline starts from the llir file
-    assert any(s.changed and s.counts.total for s in steps if s.kind == "llvm")
-    # LLVM prints the whole module after some passes and one function after others:
-    # that alone is no change, and the diff compares only the functions both print
-    with irscope.open(str(LLVM_PASSES)) as b:
         cap = b.captures()[0]
-        scoped = [s for s in cap.pass_steps() if s.kind == "llvm" and s.after_known
+        steps = cap.pass_steps()
+        assert {s.snapshot for s in steps if s.kind in ("llvm", "mir")} == {"after"}
+        assert {s.snapshot for s in steps if s.kind == "mlir" and not s.internal} == {"before"}
+        assert all(s.after == Side(s.index) for s in steps if s.kind in ("llvm", "mir"))
+        codegen = [s for s in steps if s.stage == "ptx" and s.kind == "llvm"]
+        assert codegen[0].before == Side(stage="llir")  # the codegen pipeline starts from the llir file
+        assert any(s.changed and s.counts.total for s in steps if s.kind == "llvm")
+        # LLVM prints the whole module after some passes and one function after others:
+        # that alone is no change, and the diff compares only the functions both print
+        scoped = [s for s in steps if s.kind == "llvm" and s.after_known
                   and module_scope(cap.side_text(s.before)) != module_scope(cap.side_text(s.after))]
         assert scoped
         for s in scoped:
@@ -174,32 +173,31 @@ def test_nested_passes_sit_under_their_parent():
     with irscope.open(str(DATA / "samples_sm90.irscope")) as b:
         cap = b.capture("matmul_kernel", variant=0)
         steps = cap.pass_steps()
-        rows = cap.pass_rows()
-    ttir = [s for s in steps if s.stage == "ttir"]
-    inliner = ttir[0]
-    assert inliner.name == "Inliner" and inliner.depth == 0 and inliner.parent is None
-    nested = [s for s in ttir if s.parent == inliner.index]
-    # the canonicalize runs the inliner made on each function it visited ('tt.func' anchors)
-    assert nested and all(s.name == "Canonicalizer" and s.depth == 1 for s in nested)
-    assert [s.index for s in nested] == list(range(1, len(nested) + 1))
-    assert all(rows[s.index].anchor == "tt.func" for s in nested)
-    after = ttir[len(nested) + 1]
-    assert after.depth == 0 and rows[after.index].anchor == "builtin.module"
-    # the inliner's change spans its nested runs: the IR after it is the next top-level snapshot
-    assert inliner.after == Side(after.index)
-    assert inliner.changed and inliner.counts.removed > 0
-    # a nested run ends where the next one (or the parent's result) starts
-    assert [s.after for s in nested] == [Side(s.index + 1) for s in nested]
-    # the pipeliner's internal steps sit under the pipeline pass
-    pipe = next(s for s in steps if s.name == "TritonGPUPipeline")
-    internal = [s for s in steps if s.internal]
-    assert internal and all(s.parent == pipe.index and s.depth == 1 for s in internal)
-    # sums and origins count top-level passes only: the inlining is the inliner's
-    assert not any(s.top_level for s in nested)
-    made = {o.introduced_by.index for o in cap.origins()["ttir"].ops if o.introduced_by}
-    erased_by = {e.erased_by.index for e in cap.origins()["ttir"].erased}
-    assert not (made | erased_by) & {s.index for s in nested}
-    assert inliner.index in erased_by
+        ttir = [s for s in steps if s.stage == "ttir"]
+        inliner = ttir[0]
+        assert inliner.name == "Inliner" and inliner.depth == 0 and inliner.parent is None
+        nested = [s for s in ttir if s.parent == inliner.index]
+        # the canonicalize runs the inliner made on each function it visited ('tt.func' anchors)
+        assert nested and all(s.name == "Canonicalizer" and s.depth == 1 for s in nested)
+        assert [s.index for s in nested] == list(range(1, len(nested) + 1))
+        assert all(s.anchor == "tt.func" for s in nested)
+        after = ttir[len(nested) + 1]
+        assert after.depth == 0 and after.anchor == "builtin.module"
+        # the inliner's change spans its nested runs: the IR after it is the next top-level snapshot
+        assert inliner.after == Side(after.index)
+        assert inliner.changed and inliner.counts.removed > 0
+        # a nested run ends where the next one (or the parent's result) starts
+        assert [s.after for s in nested] == [Side(s.index + 1) for s in nested]
+        # the pipeliner's internal steps sit under the pipeline pass
+        pipe = next(s for s in steps if s.name == "TritonGPUPipeline")
+        internal = [s for s in steps if s.internal]
+        assert internal and all(s.parent == pipe.index and s.depth == 1 for s in internal)
+        # sums and origins count top-level passes only: the inlining is the inliner's
+        assert not any(s.top_level for s in nested)
+        made = {o.introduced_by.index for o in cap.origins()["ttir"].ops if o.introduced_by}
+        erased_by = {e.erased_by.index for e in cap.origins()["ttir"].erased}
+        assert not (made | erased_by) & {s.index for s in nested}
+        assert inliner.index in erased_by
 
 
 def test_nesting_rule_on_headers():

@@ -453,18 +453,26 @@ class Capture:
         return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
 
     def _step_side_module(self, side: "Side", text: str) -> Module:
+        from irscope.link.provenance import module_scope
+
         if side.pass_index is None:
             return self.stage(side.stage or "").module
+        row = self.pass_rows()[side.pass_index]
+        # Passes that change nothing repeat a text (one blob): parse it once. A
+        # function-level LLVM dump borrows the !N table of the module dump before it,
+        # so it is keyed by its place.
+        key = side.pass_index if row.kind == KIND_LLVM and not module_scope(text) else ("blob", row.blob)
         with self._lock:
             hit = self._cache.get(("pass_module", side.pass_index))
             if hit is None:
-                hit = self._cache.get("step_sides", {}).get(side.pass_index)
+                hit = self._cache.get("step_sides", {}).get(key)
         if hit is not None:
             return hit
         module = self._parse_pass_text(side.pass_index, text)
         with self._lock:
             kept = self._cache.setdefault("step_sides", {})
-            kept[side.pass_index] = module
+            kept.pop(key, None)
+            kept[key] = module
             while len(kept) > self._STEP_SIDES_KEPT:
                 del kept[next(iter(kept))]
         return module
@@ -522,18 +530,22 @@ class Capture:
             # A function-level LLVM dump prints no !N table: borrow the latest
             # module-level dump's, as parse_snapshots does.
             for j in range(index - 1, -1, -1):
-                if rows[j].kind == KIND_LLVM:
-                    prior = self._blob_text(rows[j].blob)
-                    if module_scope(prior):
-                        metadata = self._memo(("loc_aliases", j),
-                                              functools.partial(self._loc_aliases_of, j, prior))
-                        break
+                if rows[j].kind == KIND_LLVM and self._memo(("module_scope", rows[j].blob),
+                                                            functools.partial(self._blob_scope, rows[j].blob)):
+                    metadata = self._memo(("loc_aliases", j), functools.partial(self._loc_aliases_of, j))
+                    break
         with self._lock:  # the shared parse cache is not thread-safe
             return parse_pass(row.kind, text, self._parse_cache(), metadata)
 
-    def _loc_aliases_of(self, index: int, text: str) -> dict[str, str]:
-        """The ``!N`` table of module-level LLVM snapshot ``index`` (its text given)."""
-        return self._parse_pass_text(index, text).loc_aliases
+    def _blob_scope(self, blob: int) -> bool:
+        """Whether a stored LLVM snapshot prints the whole module (see ``module_scope``)."""
+        from irscope.link.provenance import module_scope
+
+        return module_scope(self._blob_text(blob))
+
+    def _loc_aliases_of(self, index: int) -> dict[str, str]:
+        """The ``!N`` table of module-level LLVM snapshot ``index``."""
+        return self._parse_pass_text(index, self._blob_text(self.pass_rows()[index].blob)).loc_aliases
 
     def origins(self) -> dict[str, "StageOrigins"]:
         """Which pass made each op of the final TTIR, TTGIR (and LLVM IR, with

@@ -98,6 +98,12 @@ class PassStep:
     def seconds(self) -> float | None:
         return self.row.seconds
 
+    @property
+    def anchor(self) -> str:
+        """The op the pass ran on: ``builtin.module``, ``tt.func`` (a nested run),
+        LLVM's ``module`` or ``function``."""
+        return self.row.anchor
+
     # -- place -----------------------------------------------------------------
     @property
     def snapshot(self) -> str:

@@ -104,52 +104,66 @@ _GOES_ON_STARTS = ("->", ": ", "* ", "{")
 _GOES_ON_FIRST = frozenset("-:*{")
 
 
-def _bracket_balance(flat: str) -> int:
-    """Brackets ``flat`` opens minus those it closes (an arrow's '>' closes nothing;
-    nor do the '<' and '>' of '<=' and '>=')."""
-    n = (flat.count("(") - flat.count(")") + flat.count("[") - flat.count("]") + flat.count("{")
-         - flat.count("}"))
+def _bracket_balance(flat: str) -> tuple[int, int, int, int]:
+    """The ``(``, ``[``, ``{`` and ``<`` that ``flat`` opens minus those it closes
+    (an arrow's '>' closes nothing; nor do the '<' and '>' of '<=' and '>=')."""
+    angle = 0
     if "<" in flat or ">" in flat:
-        n += flat.count("<") - flat.count(">") + flat.count("->") + flat.count(">=") - flat.count("<=")
-    return n
+        angle = flat.count("<") - flat.count(">") + flat.count("->") + flat.count(">=") - flat.count("<=")
+    return (flat.count("(") - flat.count(")"), flat.count("[") - flat.count("]"),
+            flat.count("{") - flat.count("}"), angle)
 
 
-def goes_on(s: str, depth: int) -> int:
-    """Whether a statement goes on past the line ``s`` (stripped), when the lines
-    before it left ``depth`` brackets open: the brackets then open, or -1 when the
-    statement ends here (its brackets closed, or a trailing ``{`` that opens a region).
+_CLOSED = (0, 0, 0, 0)
+BROKEN = (-1, -1, -1, -1)
+"""What :func:`goes_on` gives for a line that closes a bracket its statement never opened."""
+
+
+def goes_on(s: str, depth: tuple[int, int, int, int] | None = None) -> tuple[int, int, int, int] | None:
+    """Whether a statement goes on past the line ``s`` (stripped): None when it ends
+    here (its brackets closed, or a trailing ``{`` that opens a region), else the
+    brackets still open, by kind. ``depth``: those the statement's earlier lines left
+    open (None: ``s`` is its first line); a line that closes a bracket they did not
+    open gives :data:`BROKEN` (the lines are not one statement: garbled or cut text).
 
     MLIR ends a statement at the end of its line unless a bracket is still open;
     hand-written IR splits long signatures and types over lines that way.
     """
+    first = depth is None
     if '"' in s:  # string literals out (their brackets count for nothing); split is the fast way
         flat = '""'.join(s.split('"')[::2]) if "\\" not in s else _STRING_RE.sub('""', s)
     else:
         flat = s
-    if not depth and flat[-1:] == ")" and " loc(" in flat:
-        return -1  # a statement's location ends it (what the reader of plain op lines takes too)
+    if first and flat[-1:] == ")" and " loc(" in flat:
+        return None  # a statement's location ends it (what the reader of plain op lines takes too)
     if "//" in flat:  # a trailing comment: '^bb1(%1: index):  // 2 preds: ^bb0, ^bb2'
         flat = flat[:flat.index("//")].rstrip()
-    if flat[-1:] == ":" and (flat[-2:] == "):" or flat[:1] == "^"):
-        return -1 if depth + _bracket_balance(flat) <= 0 else depth + _bracket_balance(flat)  # a block label
-    if not depth and flat[-1:] == ")" and " loc(" in flat:
-        return -1  # a statement's location ends it (what the reader of plain op lines takes too)
-    if flat[:1] == "}" and not depth:  # a region's end: '}) {axis = 0 : i32} : (...', '}, {'
+        if first and flat[-1:] == ")" and " loc(" in flat:
+            return None
+    if first and flat[:1] == "}":  # a region's end: '}) {axis = 0 : i32} : (...', '}, {'
         flat = (flat[2:] if flat[1:2] == ")" else flat[1:]).lstrip(", ")
+    d = depth or _CLOSED
     if flat[-1:] == "{":  # a region opens ('scf.for ... {', '<{...}>({'), unless an attribute group does
         head = flat[:-1].rstrip()
         paren = head[-1:] == "("
         if paren:
             head = head[:-1]
-        n = depth + _bracket_balance(head)
-        if n <= 0 and not head.endswith(_GOES_ON):
-            return -1
-        n += 2 if paren else 1
+        b = _bracket_balance(head)
+        n = (d[0] + b[0], d[1] + b[1], d[2] + b[2], d[3] + b[3])
+        if max(n) <= 0 and not head.endswith(_GOES_ON):
+            return None if first or min(n) == 0 else BROKEN
+        n = (n[0] + paren, n[1], n[2] + 1, n[3])
+    elif first and _BRACKET_RE.search(flat) is None:
+        n = _CLOSED
     else:
-        n = depth + _bracket_balance(flat) if depth or _BRACKET_RE.search(flat) is not None else 0
-    if n > 0 or flat.endswith(_GOES_ON):
-        return max(n, 0)
-    return -1
+        b = _bracket_balance(flat)
+        n = (d[0] + b[0], d[1] + b[1], d[2] + b[2], d[3] + b[3])
+    if min(n) < 0:
+        return None if first else BROKEN
+    # (a trailing ':' continues a statement, but not a block label's: '^bb1:', '^bb0(%a: i32):')
+    if max(n) > 0 or (flat.endswith(_GOES_ON) and flat[-2:] != "):" and (not first or flat[:1] != "^")):
+        return n
+    return None
 
 
 def without_comment(s: str) -> str:
@@ -339,10 +353,10 @@ def classify_general(raw: str, lazy: bool = False) -> tuple:
         return (K_OPENSTR,)
     if c in _GOES_ON_FIRST and (c != "{" or not s.startswith("{-#")) and \
             (s.startswith(_GOES_ON_STARTS) or s == ":"):  # the rest of the statement above
-        return (K_GOES_ON, goes_on(s, 0))
+        return (K_GOES_ON, goes_on(s))
     if (c != "{" or not s.startswith("{-#")) and (c != "}" or len(s) > 2):
-        depth = goes_on(s, 0)
-        if depth >= 0:
+        depth = goes_on(s)
+        if depth is not None:
             return (K_OPEN, depth)
     if c == "#" or c == "!":
         m = _ALIAS_RE.match(s)
@@ -449,7 +463,8 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list) -> Iterato
     pending: list[str] | None = None  # lines of a string literal or a statement spanning lines
     pending_line = 0
     pending_odd = False
-    depth = -1  # brackets the pending statement leaves open; -1: pending is a string literal
+    # Brackets the pending statement leaves open, by kind (None: pending is a string literal).
+    depth: tuple[int, int, int, int] | None = None
     lines: list[int] = []  # the pending statement's line numbers
     last: tuple | None = None  # the item yielded last (what a continuation line continues)
     base: tuple | None = None  # the op that the pending lines continue
@@ -460,7 +475,7 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list) -> Iterato
     for raw in text.split("\n"):
         lineno += 1
         if pending is not None:
-            if depth >= 0:  # a statement spanning lines
+            if depth is not None:  # a statement spanning lines
                 s = raw.strip()
                 if not s or s[:2] == "//":
                     continue
@@ -468,9 +483,9 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list) -> Iterato
                 lines.append(lineno)
                 total += 1
                 depth = goes_on(s, depth)
-                if depth >= 0 and len(pending) < _MAX_JOINED_LINES:
+                if depth is not None and depth is not BROKEN and len(pending) < _MAX_JOINED_LINES:
                     continue
-                t = _joined(pending, base) if depth < 0 else (K_UNKNOWN, "")
+                t = _joined(pending, base) if depth is None else (K_UNKNOWN, "")
                 if t[0] != K_UNKNOWN:
                     joined = "\n".join(pending)
                     if base is not None:
@@ -521,7 +536,7 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list) -> Iterato
             if k == K_GOES_ON:  # '-> tensor<...>' under the op it completes
                 if last is not None and _continued(last):
                     base, pending, pending_line, depth, lines = last, [raw], last[1], t[1], [lineno]
-                    if depth >= 0:
+                    if depth is not None:
                         continue
                     t = _joined(pending, base)
                     if t[0] != K_UNKNOWN:
@@ -534,7 +549,7 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list) -> Iterato
                     pending = base = None
                 t = (K_UNKNOWN, "")
             elif k == K_OPENSTR:
-                pending, pending_line, pending_odd, depth = [raw], lineno, True, -1
+                pending, pending_line, pending_odd, depth = [raw], lineno, True, None
                 continue
             elif k == K_OPEN:
                 pending, pending_line, depth, lines = [raw], lineno, t[1], [lineno]
@@ -544,7 +559,7 @@ def _logical_lines(text: str, memo: dict, classify_new, counts: list) -> Iterato
         last = (t, lineno, raw, lineno)
         yield last
     if pending is not None:
-        if depth >= 0:  # text ended inside a statement
+        if depth is not None:  # text ended inside a statement
             yield from _unjoined(pending, lines, memo, classify_new)
         else:
             yield (K_TAIL,), pending_line, "\n".join(pending), lineno
@@ -569,6 +584,8 @@ def _joined(pending: list[str], base: tuple | None) -> tuple:
     pieces = [without_comment(raw.strip()) for raw in pending]
     if base is not None:
         pieces[:0] = [without_comment(line.strip()) for line in base[2].split("\n")]
+    # '%e:' at a line's end, the types below: the colon that starts them, as ' : '.
+    pieces = [p[:-1] + " :" if p[-1:] == ":" and p[-2:-1] not in (" ", ")") else p for p in pieces]
     flat = " ".join(pieces)
     t = _classify_safe(flat)
     k = t[0]

@@ -57,15 +57,7 @@ def family_of(stage: str) -> str:
 def diff_modules(a: Module, b: Module, stage: str) -> StageDiff:
     """The diff of two parses of one format (``stage`` names it: ``ttgir``, ``llir``,
     ``ptx``, ``sass``, or ``mlir`` for any MLIR such as an LLVM-dialect snapshot)."""
-    family = family_of(stage)
-    enc_pairs, tokens_a, tokens_b = pair_encodings(a, b) if family == FAMILY_MLIR else ([], {}, {})
-    keys_a, keys_b = Keys(family, tokens_a), Keys(family, tokens_b)
-    p = _Pairing()
-    _pair_functions(a, b, p)
-    for fa, fb in p.functions:
-        _diff_bodies(_body(fa), _body(fb), keys_a, keys_b, p)
-    _diff_bodies(list(a.globals), list(b.globals), keys_a, keys_b, p)
-    _pair_moves(p, keys_a, keys_b)
+    enc_pairs, tokens_a, tokens_b, keys_a, keys_b, p = _pair(a, b, stage)
     vmap = _value_map(p)
     changes: list[Change] = []
     matched = 0
@@ -95,7 +87,35 @@ def diff_modules(a: Module, b: Module, stage: str) -> StageDiff:
     return StageDiff(stage, matched, tuple(changes), _dialects(a), _dialects(b), tuple(rows))
 
 
+def op_pairs(a: Module, b: Module, stage: str) -> list[tuple[Op, Op, str]]:
+    """Every op of ``a`` that the diff pairs with an op of ``b``, and how: ``aligned``
+    (equal up to renaming, in place), ``moved`` (equal up to renaming, elsewhere) or
+    ``renamed`` (an op of the same name in place whose text changed).
+
+    The correspondence :func:`diff_modules` reports its changes on, without the
+    changes: what a caller that only follows ops from one side to the other needs
+    (the exact links pair two compiles' instructions this way).
+    """
+    return list(_pair(a, b, stage)[5].pairs)
+
+
 # ----------------------------------------------------------------- pairing
+
+def _pair(a: Module, b: Module, stage: str
+          ) -> tuple[list[EncodingPair], dict[str, str], dict[str, str], Keys, Keys, _Pairing]:
+    """Steps 1-3 of the diff: encodings paired, keys, and the ops paired (aligned,
+    renamed, moved)."""
+    family = family_of(stage)
+    enc_pairs, tokens_a, tokens_b = pair_encodings(a, b) if family == FAMILY_MLIR else ([], {}, {})
+    keys_a, keys_b = Keys(family, tokens_a), Keys(family, tokens_b)
+    p = _Pairing()
+    _pair_functions(a, b, p)
+    for fa, fb in p.functions:
+        _diff_bodies(_body(fa), _body(fb), keys_a, keys_b, p)
+    _diff_bodies(list(a.globals), list(b.globals), keys_a, keys_b, p)
+    _pair_moves(p, keys_a, keys_b)
+    return enc_pairs, tokens_a, tokens_b, keys_a, keys_b, p
+
 
 def _pair_functions(a: Module, b: Module, p: _Pairing) -> None:
     # Functions of one name (a text that defines one twice) pair in order.

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import defaultdict
 
 from irscope.compiler.stages import TTGIR
 from irscope.ir import Module
+from irscope.irdiff.engine import RENAMED, op_pairs
 
 from .keys import units
 from .model import EXACT_STAGES, ExactReport, StageLink
@@ -43,8 +43,8 @@ def align_ttgirloc(normal: Module, ttgirloc: Module) -> tuple[dict[int, int], bo
     Both compiles ran the same passes on the same TTGIR; only debug locations differ, so
     the instruction sequences should be equal once debug references are stripped. Returns
     (normal line -> ttgirloc line, identical?, similarity ratio). When they are not
-    identical only the equal runs found by :class:`difflib.SequenceMatcher` pair up, so a
-    divergence (a location-sensitive optimisation) costs only the ops it touches.
+    identical, :func:`pair_instructions` pairs them through the structural IR diff. The
+    ratio is the share of instructions paired, ``2 * pairs / (instructions on both sides)``.
     """
     a = list(normal.ops())
     b = list(ttgirloc.ops())
@@ -52,12 +52,19 @@ def align_ttgirloc(normal: Module, ttgirloc: Module) -> tuple[dict[int, int], bo
     nb = [normalise_instruction(o.text) for o in b]
     if na == nb:
         return {x.line: y.line for x, y in zip(a, b)}, True, 1.0
-    sm = difflib.SequenceMatcher(None, na, nb, autojunk=False)
-    pairs: dict[int, int] = {}
-    for blk in sm.get_matching_blocks():
-        for k in range(blk.size):
-            pairs[a[blk.a + k].line] = b[blk.b + k].line
-    return pairs, False, sm.ratio()
+    pairs = pair_instructions(normal, ttgirloc)
+    return pairs, False, 2 * len(pairs) / (len(a) + len(b))
+
+
+def pair_instructions(normal: Module, ttgirloc: Module) -> dict[int, int]:
+    """normal line -> ttgirloc line of the instructions the structural IR diff
+    (:func:`irscope.irdiff.engine.op_pairs`) finds equal up to renaming, in place or
+    moved. One whose text changed (a location-sensitive optimisation) pairs with
+    nothing (an op of the same name in its place pairs only when their texts, debug
+    references stripped, are equal), so a divergence costs only the instructions it
+    touches."""
+    return {x.line: y.line for x, y, how in op_pairs(normal, ttgirloc, normal.stage)
+            if how != RENAMED or normalise_instruction(x.text) == normalise_instruction(y.text)}
 
 
 def link_exact(stage: str, ttgir: Module, normal: Module | None, ttgirloc: Module

@@ -69,8 +69,9 @@ def _current_target(hook):
         return ""
 
 
-def _compile_only_context():
-    """Fake tensors for compile-only mode, or a no-op context without torch."""
+def _compile_only_context(target):
+    """Fake tensors for compile-only mode, or a no-op context without torch; torch.cuda
+    answers for ``target``'s device."""
     import contextlib
 
     try:
@@ -79,11 +80,16 @@ def _compile_only_context():
         return contextlib.nullcontext()
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    import irscope_child_hook  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+    import irscope_cuda_guard  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
     import irscope_devices  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
+    # Before torch.cuda is patched: it asks torch whether it has CUDA of its own.
+    why = irscope_cuda_guard.install(torch)
+    if why:
+        sys.stderr.write("irscope: compile-only: torch operations that need a CUDA device guard (.contiguous() of a "
+                         "transposed tensor, autograd...) will fail: no guard could be built (%s)\n" % why)
     # torch.cuda's device queries answer for the target's device (irscope_devices' table).
-    irscope_devices.patch_torch_cuda(torch, irscope_devices.device_for(irscope_child_hook.TARGET or "sm_90"))
+    irscope_devices.patch_torch_cuda(torch, irscope_devices.device_for(target or "sm_90"))
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
@@ -154,7 +160,7 @@ def main(argv):
         "python_executable": sys.executable,
     })
     try:
-        ctx = _compile_only_context() if compile_only else None
+        ctx = _compile_only_context(irscope_child_hook.TARGET) if compile_only else None
         if ctx is None:
             runpy.run_path(script, run_name="__main__")
         else:

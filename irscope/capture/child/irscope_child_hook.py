@@ -435,10 +435,11 @@ def _patch_init_handles(compiled_kernel_cls, gpu):
         return out
 
     _init_handles.__irscope_wrapped__ = True  # type: ignore[attr-defined]  # marks the method wrapped once
+    _init_handles.__wrapped__ = original  # type: ignore[attr-defined]  # Triton's own, for inspect.unwrap
     compiled_kernel_cls._init_handles = _init_handles
 
 
-_REFUSED = set()  # hashes reported: Triton <= 3.1 tries to load again at each launch
+_REFUSED: set = set()  # hashes reported: Triton <= 3.1 tries to load again at each launch
 
 
 def _report_refusal(kernel, exc):

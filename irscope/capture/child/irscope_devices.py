@@ -101,14 +101,18 @@ class DeviceProperties:
     """What ``torch.cuda.get_device_properties()`` returns, for a table device."""
 
     def __init__(self, device):
-        for key, value in device._asdict().items():
-            if key != "target":
-                setattr(self, key, value)
+        self._device = device
         self.shared_memory_per_block = min(48 * KIB, device.shared_memory_per_block_optin)
         self.is_integrated = 0
         self.is_multi_gpu_board = 0
         self.uuid = "00000000-0000-0000-0000-000000000000"
         self.pci_bus_id = self.pci_device_id = self.pci_domain_id = 0
+
+    def __getattr__(self, name):
+        """The table's fields: ``name``, ``major``, ``multi_processor_count``..."""
+        if name.startswith("_") or name == "target":
+            raise AttributeError(name)
+        return getattr(self._device, name)
 
     def __repr__(self):
         return ("_CudaDeviceProperties(name='%s', major=%d, minor=%d, total_memory=%dMB, multi_processor_count=%d, "
@@ -124,8 +128,12 @@ def patch_torch_cuda(torch, device):
     cuda = torch.cuda
     props = DeviceProperties(device)
 
-    def _check(index):
-        i = getattr(index, "index", index)
+    def _check(device):
+        i = device
+        if isinstance(device, str):  # "cuda", "cuda:0"
+            i = int(device.split(":", 1)[1]) if ":" in device else None
+        elif isinstance(device, torch.device):
+            i = device.index
         if i not in (None, 0, -1):
             raise AssertionError("Invalid device id: irscope's compile-only run has one device (0), not %r" % (i,))
 
@@ -149,7 +157,6 @@ def patch_torch_cuda(torch, device):
     cuda.device_count = lambda: 1
     cuda.current_device = lambda: 0
     cuda.set_device = lambda device: _check(device)
-    cuda.is_initialized = lambda: True
     cuda.get_device_properties = get_device_properties
     cuda.get_device_capability = get_device_capability
     cuda.get_device_name = get_device_name

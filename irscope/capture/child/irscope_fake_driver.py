@@ -45,7 +45,8 @@ def _load_binary_arity():
     try:
         from triton.compiler.compiler import CompiledKernel
 
-        return 5 if "n_max_threads" in inspect.getsource(CompiledKernel._init_handles) else 4
+        # (unwrapped: irscope's hook wraps the method)
+        return 5 if "n_max_threads" in inspect.getsource(inspect.unwrap(CompiledKernel._init_handles)) else 4
     except (ImportError, OSError, TypeError):
         return 5
 
