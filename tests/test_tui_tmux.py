@@ -75,6 +75,12 @@ def test_open_a_kernel_step_passes_diff_and_quit(tmp_path):
         ttgir_ops = len(cap.ops_at_line(py_line)["ttgir"])
         n_ttgir_passes = len(cap.passes(stage="ttgir"))
         second = b.captures("matmul_kernel")[1]
+        # The status line names the statement of the cursor's line, as the core groups it
+        # (the kernel's signature spans several lines).
+        first_unit, dot_unit = cap.statement(first), cap.statement(py_line)
+        first_label = f"python lines {first_unit.label()}" if first_unit.spans else f"python line {first}"
+        dot_label = f"python lines {dot_unit.label()}" if dot_unit.spans else f"python line {py_line}"
+        dot_where = "this statement" if dot_unit.spans else "this line"
     env = {"TERM": "xterm-256color", "XDG_CONFIG_HOME": str(tmp_path),  # no user keymap
            "COLUMNS": "120", "LINES": "40"}
     tmux = Tmux(f"{sys.executable} -m irscope open {BUNDLE}", env)
@@ -82,16 +88,16 @@ def test_open_a_kernel_step_passes_diff_and_quit(tmp_path):
         tmux.wait_for("6 of 6 captures", "matmul_kernel", "bias_gelu_rowsum_kernel")
         # open the first matmul capture (row 2)
         tmux.keys("Down", "Enter")
-        tmux.wait_for("TTIR", "TTGIR", "LLIR", "PTX", "SASS", f"python line {first}")
+        tmux.wait_for("TTIR", "TTGIR", "LLIR", "PTX", "SASS", first_label)
         # move to the tl.dot line by searching the Python pane
         tmux.keys("/")
         tmux.wait_for("search (enter: find")
         tmux.type("tl.dot(")
         tmux.keys("Enter")
-        tmux.wait_for(f"python line {py_line}", "cursor on tt.dot")
+        tmux.wait_for(dot_label, "cursor on tt.dot")
         # TTGIR: the tab title counts the line's ops
         tmux.keys("t")
-        shown = tmux.wait_for(f"TTGIR {ttgir_ops}", f"TTGIR: {ttgir_ops} op(s) on this line")
+        shown = tmux.wait_for(f"TTGIR {ttgir_ops}", f"TTGIR: {ttgir_ops} op(s) on {dot_where}")
         assert f"{py_line}          accumulator = tl.dot(a, b" in shown
         # the pass stepper on TTGIR, three steps
         tmux.keys("p")
