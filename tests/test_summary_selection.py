@@ -273,3 +273,23 @@ def test_a_variant_held_twice_fails_naming_each_capture(twice, flags):
     # the id picks one; the kernel alone is its first capture, as every command's help says
     assert irscope_cli("cat", twice, f"#{ids[1]}", "--stage", "ttir").returncode == 0
     assert irscope_cli("cat", twice, "add_kernel", "--stage", "ttir").returncode == 0
+
+
+def test_a_left_out_qualifier_among_several_is_named_on_stderr():
+    """A kernel named alone still means its first capture, but never silently: stderr
+    names the pick and how to choose another; stdout (and --json) is untouched."""
+    bundle = DATA / "samples_sm90.irscope"
+    caps = irscope.open(str(bundle)).captures("matmul_kernel")
+    assert len(caps) > 1
+    p = irscope_cli("show", bundle, "matmul_kernel", "--line", str(caps[0].source.first_line), "--json", check=True)
+    assert p.stderr.count("\n") == 1 and f"showing #{caps[0].id}" in p.stderr and "--variant" in p.stderr
+    json.loads(p.stdout)
+    d = irscope_cli("diff", f"{bundle}:matmul_kernel", "--passes", "--json", check=True)
+    assert f"showing #{caps[0].id}" in d.stderr
+    one = irscope_cli("show", bundle, "matmul_kernel", "--variant", "1", "--line", str(caps[1].source.first_line),
+                  check=True)
+    assert one.stderr == ""
+    alone = [c for c in irscope.open(str(bundle)).captures() if len(irscope.open(str(bundle)).captures(c.kernel)) == 1]
+    if alone:
+        q = irscope_cli("passes", bundle, alone[0].kernel, check=True)
+        assert "showing" not in q.stderr

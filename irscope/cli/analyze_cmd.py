@@ -11,6 +11,7 @@ from rich.text import Text
 
 import irscope
 from irscope.cli.render import stdout_console
+from irscope.cli.flags import select
 from irscope.core import Capture
 from irscope.errors import IrscopeError
 from irscope.core.pass_steps import PassStep
@@ -20,7 +21,7 @@ from irscope.compiler.stages import LLIR, LOWERING
 def main(args) -> int:
     """Dispatch ``passes`` / ``show``."""
     with irscope.open(args.bundle) as bundle:
-        cap = bundle.capture(args.kernel, args.target, args.variant)
+        cap = select(bundle, args)
         if args.command == "passes":
             return _passes(cap, args)
         if args.command == "show":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import json
 
 from rich.table import Table
@@ -46,6 +48,9 @@ def add_parser(sub) -> None:
 def main(args) -> int:
     """Run ``irscope diff``."""
     sides = [open_side(s, args.format) for s in args.sides]
+    for side in sides:
+        if side.note:
+            print(f"{side.spec}: {side.note}", file=sys.stderr)
     try:
         return _dispatch(args, sides)
     finally:

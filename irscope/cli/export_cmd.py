@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-from irscope.cli.flags import add_selection
+from irscope.cli.flags import add_selection, select
 from irscope.compiler.stages import TTGIR
 from irscope.errors import IrscopeError
 
@@ -76,7 +76,7 @@ def main(args) -> int:
         raise IrscopeError("png is binary: write it to a file with -o FILE.png")
     _check_combination(args)
     with irscope.open(args.bundle) as bundle:
-        capture = bundle.capture(args.kernel, args.target, args.variant)
+        capture = select(bundle, args)
         graph = _build(args, capture)
         data = render(graph, fmt, timeout=args.timeout)
     for note in graph.notes:

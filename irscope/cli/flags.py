@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from irscope.core import Bundle, Capture
+
 
 def add_selection(sp, kernel_optional: bool = False) -> None:
     """BUNDLE [KERNEL] --target --variant: how every reading command picks a capture."""
@@ -15,3 +21,16 @@ def add_selection(sp, kernel_optional: bool = False) -> None:
 TARGET_HELP = "sm_90, sm90, 90 or gfx942 (default: the kernel's first capture)"
 VARIANT_HELP = ("variant label, a unique prefix of one, fields only it has (BLOCK_SIZE_M=64 num_warps=4), "
                 "or its index (the v of 'irscope ls'); one that fits several is an error listing them")
+
+
+def select(bundle: "Bundle", args) -> "Capture":
+    """The capture ``args`` name (``kernel``, ``--target``, ``--variant``), by the core's
+    one rule; when a left-out qualifier picked one of several, a one-line note on stderr
+    says which, so the pick is never silent (stdout, and so ``--json``, is untouched)."""
+    from irscope.core.selection import default_pick_note
+
+    cap = bundle.capture(args.kernel, args.target, args.variant)
+    note = default_pick_note(cap, args.kernel, args.target, args.variant)
+    if note:
+        print(note, file=sys.stderr)
+    return cap

@@ -12,6 +12,7 @@ from rich.text import Text
 
 import irscope
 from irscope.cli.render import capture_table, human_bytes, stdout_console
+from irscope.cli.flags import select
 from irscope.core import Bundle
 from irscope.errors import IrscopeError
 
@@ -50,7 +51,7 @@ def _ls(bundle: Bundle, args) -> int:
 
 
 def _cat(bundle: Bundle, args) -> int:
-    cap = bundle.capture(args.kernel, args.target, args.variant)
+    cap = select(bundle, args)
     text: str | bytes
     if args.pass_index is not None:
         text = cap.pass_at(args.pass_index).text

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from irscope.cli.flags import TARGET_HELP, VARIANT_HELP
+from irscope.cli.flags import TARGET_HELP, VARIANT_HELP, select
 from irscope.compiler.stages import TTGIR
 from irscope.errors import IrscopeError
 
@@ -88,7 +88,7 @@ def _from_bundle(args):
     from irscope.export.style import clean
 
     with irscope.open(args.source) as bundle:
-        cap = bundle.capture(args.kernel, args.target, args.variant)
+        cap = select(bundle, args)
         if args.stage not in cap.stages:
             raise IrscopeError(f"{clean(cap.title(), 120)} has no {clean(args.stage, 40)} stage")
         module = cap.stage(args.stage).module

@@ -8,6 +8,7 @@ from rich.text import Text
 
 import irscope
 from irscope.cli.render import stdout_console
+from irscope.cli.flags import select
 from irscope.errors import IrscopeError
 from irscope.compiler.stages import LOWERING
 
@@ -17,7 +18,7 @@ def main(args) -> int:
     if args.stage not in LOWERING:
         raise IrscopeError(f"--stage must be one of {', '.join(LOWERING)}")
     with irscope.open(args.bundle) as bundle:
-        cap = bundle.capture(args.kernel, args.target, args.variant)
+        cap = select(bundle, args)
         if args.stage not in cap.stages:
             raise IrscopeError(f"{cap.title()} has no {args.stage} stage")
         result = cap.links_for_op(args.stage, args.op_line)

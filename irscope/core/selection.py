@@ -141,3 +141,28 @@ def variant_index(capture: "Capture") -> int:
     labels = variant_labels(((c.target, c.variant) for c in capture.bundle.captures(capture.kernel)),
                             capture.target)
     return labels.index(capture.variant) if capture.variant in labels else 0
+
+
+def default_pick_note(capture: "Capture", kernel: str | None, target: str | None,
+                      variant: str | int | None) -> str | None:
+    """One line naming the capture a left-out qualifier picked, when the kernel has
+    others it could have meant; None when the selection named exactly one.
+
+    The default (the kernel's first capture) is kept so that ``KERNEL`` alone works
+    for one-variant kernels and scripts; this note keeps it from being a silent pick."""
+    if kernel is not None and kernel.lstrip("#").isdigit() and capture.kernel != kernel:
+        return None  # a capture id names one capture
+    if target is not None and variant is not None:
+        return None
+    others = [c for c in capture.bundle.captures(capture.kernel) if c is not capture
+              and (target is None or target_key(c.target) == target_key(capture.target))
+              and (variant is None or c.variant == capture.variant)]
+    if not others:
+        return None
+    other_target = any(c.target != capture.target for c in others)
+    other_variant = any(c.variant != capture.variant for c in others)
+    left_out = " and ".join(n for n, v, differs in (("--target", target, other_target),
+                                                      ("--variant", variant, other_variant)) if v is None and differs)
+    return _one_line(f"note: {capture.kernel!r} has {len(others) + 1} captures; showing #{capture.id} "
+                     f"({capture.target}, variant {variant_index(capture)}: {capture.variant or '-'}); "
+                     f"choose another with {left_out} (irscope ls lists them)")

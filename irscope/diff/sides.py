@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 from irscope.core import Bundle, Capture, IRFile, open_bundle, read_ir_file
+from irscope.core.selection import default_pick_note
 from irscope.errors import IrscopeError
 from irscope.store.bundle import is_bundle
 
@@ -26,6 +27,9 @@ class Side:
     capture: Capture | None = None
     """None for a whole bundle or a file."""
     file: IRFile | None = None
+    note: str | None = None
+    """One line naming the capture a left-out qualifier picked among several (see
+    :func:`irscope.core.selection.default_pick_note`); the command prints it on stderr."""
 
     @property
     def label(self) -> str:
@@ -70,7 +74,9 @@ def open_side(spec: str, format: str | None = None) -> Side:
         bundle = open_bundle(path)
         if kernel is None and target is None and variant is None:
             return Side(spec, bundle=bundle)
-        return Side(spec, bundle=bundle, capture=bundle.capture(kernel, target, variant))
+        capture = bundle.capture(kernel, target, variant)
+        return Side(spec, bundle=bundle, capture=capture,
+                    note=default_pick_note(capture, kernel, target, variant))
     if (kernel, target, variant) != (None, None, None):
         raise IrscopeError(f"{path} is not an irscope bundle, so {spec!r} names no capture")
     return Side(spec, file=read_ir_file(path, format))
