@@ -21,7 +21,9 @@ Each capture's ``llir`` and ``ptx`` are aligned with a twin:
   does to the rest), where texts compared with their names agree on almost nothing.
 
 Columns: instructions on each side, median seconds of ``--runs`` runs for each aligner
-(normalising the texts included), and the pairs each finds.
+(normalising the texts included), and for each the pairs it finds and how many of
+them are right (a made twin knows where each line went; a real one is taken as
+pairing in order, which holds when it is identical).
 """
 
 from __future__ import annotations
@@ -61,15 +63,23 @@ def engine_pairs(normal: Module, twin: Module) -> dict[int, int]:
     return pair_instructions(normal, twin)
 
 
-def made_twin(stage: str, module: Module, text: str, renumber: bool) -> Module:
-    """A twin of ``text``: debug references renumbered, every 97th instruction dropped;
-    ``renumber``: every numbered value renamed too."""
+def made_twin(stage: str, module: Module, text: str, renumber: bool) -> tuple[Module, dict[int, int]]:
+    """A twin of ``text`` (debug references renumbered, every 97th instruction dropped;
+    ``renumber``: every numbered value renamed too) and the true pairs: each kept
+    line -> its line in the twin."""
     drop = {op.line for i, op in enumerate(module.ops()) if i % 97 == 96 and op.line == op.end_line}
-    twin = "\n".join(ln for n, ln in enumerate(text.split("\n"), 1) if n not in drop)
+    lines = text.split("\n")
+    kept = [n for n in range(1, len(lines) + 1) if n not in drop]
+    twin = "\n".join(lines[n - 1] for n in kept)
     twin = _DBG.sub(lambda m: f"!dbg !{int(m.group(1)) + 1000}", twin)
     if renumber:
         twin = _NUMBERED.sub(lambda m: f"%{m.group(1)}{int(m.group(2)) + 1}", twin)
-    return parse_stage(stage, twin)
+    return parse_stage(stage, twin), {n: k for k, n in enumerate(kept, 1)}
+
+
+def _right(pairs: dict[int, int], truth: dict[int, int]) -> str:
+    """``right/pairs``: how many of the pairs are the true ones."""
+    return f"{sum(1 for a, b in pairs.items() if truth.get(a) == b)}/{len(pairs)}"
 
 
 def median_seconds(fn: Callable[[], object], runs: int) -> float:
@@ -89,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="twins made for captures without one (drop, renum)")
     args = ap.parse_args(argv)
     print(f"{'capture':34} {'stage':5} {'twin':5} {'instr':>11} {'difflib s':>10} {'engine s':>9} "
-          f"{'pairs difflib/engine':>21}")
+          f"{'difflib right/pairs':>22} {'engine right/pairs':>22}")
     for path in args.bundles or DEFAULT:
         if not path.exists():
             print(f"{path}: missing, skipped")
@@ -103,18 +113,19 @@ def main(argv: list[str] | None = None) -> int:
                     if f"{stage}_ttgirloc" in cap.stages:
                         twin = cap.stage(f"{stage}_ttgirloc").module
                         assert align_ttgirloc(normal, twin)[0]  # the production path runs
-                        twins = [("twin", twin)]
+                        twins = [("twin", twin, {x.line: y.line for x, y in zip(normal.ops(), twin.ops())})]
                     else:
                         text = cap.stage(stage).text
-                        twins = [(how, made_twin(stage, normal, text, how == "renum")) for how in args.made]
-                    for how, twin in twins:
+                        twins = [(how, *made_twin(stage, normal, text, how == "renum")) for how in args.made]
+                    for how, twin, truth in twins:
                         old = median_seconds(lambda: difflib_pairs(normal, twin), args.runs)
                         new = median_seconds(lambda: engine_pairs(normal, twin), args.runs)
-                        n_old, n_new = len(difflib_pairs(normal, twin)), len(engine_pairs(normal, twin))
+                        right = [_right(pairs, truth) for pairs in (difflib_pairs(normal, twin),
+                                                                    engine_pairs(normal, twin))]
                         sizes = f"{sum(1 for _ in normal.ops())}/{sum(1 for _ in twin.ops())}"
                         name = f"{path.name}#{cap.id} {cap.kernel}"[:34]
                         print(f"{name:34} {stage:5} {how:5} {sizes:>11} {old:10.4f} {new:9.4f} "
-                              f"{n_old:>10}/{n_new:<10}", flush=True)
+                              f"{right[0]:>22} {right[1]:>22}", flush=True)
     return 0
 
 

@@ -35,10 +35,11 @@ from typing import Iterator
 from irscope import text_guard
 from irscope.ir import Module, parse_as
 from irscope.irdiff.engine import diff_modules
+from irscope.irdiff.model import Change
 
 SPLIT_RE = re.compile(r"^// -----.*$", re.M)
 """lit's ``-split-input-file`` marker (a line that starts with ``// -----``)."""
-TRITON_DIALECT_RE = re.compile(r"\b(?:tt|ttg|ttng|amdgpu|triton_gpu|nvgpu|nvws|ttng|proton)\.")
+TRITON_DIALECT_RE = re.compile(r"\b(?:tt|ttg|ttng|amdg|amdgpu|triton_gpu|triton_nvidia_gpu|nvg|nvgpu|nvws|proton)\.")
 LOW = 0.9
 
 
@@ -82,7 +83,8 @@ def _has_content(text: str) -> bool:
 
 
 def measure_module(file: str, index: int, line: int, text: str, keep: int = 3) -> ModuleResult:
-    """Parse one module twice and diff the two parses."""
+    """Parse one module twice and diff the two parses (``line``: the module's first
+    line in its file; ``keep``: how many unknown lines and changes to keep)."""
     stage = stage_of(text)
     r = ModuleResult(file, index, line, stage)
     try:
@@ -97,15 +99,16 @@ def measure_module(file: str, index: int, line: int, text: str, keep: int = 3) -
     r.coverage = a.coverage
     r.functions = len(a.functions)
     r.unknown = [(line - 1 + n, t.strip()[:160]) for n, t in a.unknown[:keep]]
-    r.self_diff = [_change_text(c) for c in d.changes[:keep]]
+    r.self_diff = [_change_text(c, line - 1) for c in d.changes[:keep]]
     if len(d.changes) > keep:
         r.self_diff.append(f"... {len(d.changes) - keep} more")
     return r
 
 
-def _change_text(c) -> str:
+def _change_text(c: Change, offset: int) -> str:
+    """One change in a line: its kind, the file line (``offset``: the module's first line - 1) and text."""
     op = c.after or c.before
-    where = f"line {op.line}: " if op is not None else ""
+    where = f"line {op.line + offset}: " if op is not None else ""
     text = op.text[:120] if op is not None else c.op
     return f"{c.kind} {where}{text}" + (f"  [{'; '.join(c.details)[:200]}]" if c.details else "")
 

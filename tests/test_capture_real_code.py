@@ -43,7 +43,8 @@ print("DEVICE " + json.dumps({
 }))
 x = torch.randn(4096, device=DEVICE)
 out = torch.empty_like(x)
-add_kernel[(triton.cdiv(4096, 1024),)](x, x, out, 4096, BLOCK=1024)
+with torch.cuda.device(x.device):  # as kernel libraries launch
+    add_kernel[(triton.cdiv(4096, 1024),)](x, x, out, 4096, BLOCK=1024)
 '''
 
 
@@ -278,3 +279,37 @@ def test_autotune_config_refused_is_failed_and_pruned(tmp_path):
     assert caps[32]["failed_stage"] == "launch" and "OutOfResources" in caps[32]["error"]
     assert any("autotuner skipped it" in n for n in caps[32]["notes"])
     assert "irscope: error" not in p.stderr
+
+
+BACKWARD = VECTOR_ADD + '''
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        y = torch.empty_like(a)
+        add_kernel[(triton.cdiv(a.numel(), 512),)](a, a, y, a.numel(), BLOCK=512)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        dx = torch.empty_like(g)
+        add_kernel[(triton.cdiv(g.numel(), 256),)](g, g, dx, g.numel(), BLOCK=256)
+        return dx
+
+
+w = torch.randn(4096, device=DEVICE, requires_grad=True)
+Double.apply(w).sum().backward()
+print("GRAD", tuple(w.grad.shape), w.grad.device)
+'''
+
+
+@pytest.mark.slow
+def test_autograd_forward_and_backward_capture_both_kernels(tmp_path):
+    script = write_script(tmp_path, "backward.py", BACKWARD)
+    out = tmp_path / "w.irscope"
+    p = irscope("run", script, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "SIGABRT" not in p.stderr and "note:" not in p.stderr
+    assert "GRAD (4096,) cuda:0" in p.stdout + p.stderr
+    assert [c["variant"].split(",")[0] for c in ls_json(out)] == ["BLOCK=512", "BLOCK=256"]

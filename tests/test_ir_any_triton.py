@@ -365,3 +365,19 @@ def test_hand_written_snippets_garbled_diff_with_themselves_empty(data):
     text = garble(data, "\n".join(parts))
     assert self_diff(text) == []
     agree(text)
+
+
+def test_dataflow_tells_apart_ops_of_one_shape():
+    """op_pairs pairs ops by shape; dataflow_agrees keeps a pair only when its operands
+    are the values its operands' pairs define."""
+    from irscope.irdiff.engine import dataflow_agrees, op_pairs
+
+    old = "tt.func @f(%a: i32, %b: i32) {\n  %x = arith.addi %a, %b : i32\n  %y = arith.muli %x, %a : i32\n  tt.return\n}\n"
+    new = "tt.func @f(%a: i32, %b: i32) {\n  %x = arith.addi %a, %b : i32\n  %y = arith.muli %b, %a : i32\n  tt.return\n}\n"
+    a, b = parse(old), parse(new)
+    pairs = op_pairs(a, b, "ttgir")
+    assert [(x.name, y.name, how) for x, y, how in pairs] == [
+        ("arith.addi", "arith.addi", "aligned"), ("arith.muli", "arith.muli", "aligned"),
+        ("tt.return", "tt.return", "aligned")]
+    kept = dataflow_agrees(a, b, [(x, y) for x, y, _ in pairs])
+    assert [x.name for x, _ in kept] == ["arith.addi", "tt.return"]  # muli reads %b where it read %x

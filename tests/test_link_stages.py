@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import SAMPLES, irscope
+from conftest import DATA, SAMPLES, irscope
 from irscope.ir import parse_stage
 from irscope.core import open_bundle
 from irscope.link import link_by_location, link_ttir_ttgir, normalise_instruction
@@ -80,6 +80,44 @@ def test_location_links_by_chain_and_sass_by_line():
 
 def test_normalise_instruction_strips_debug_refs():
     assert normalise_instruction("%8 = shl i32 %7, 10, !dbg !8") == normalise_instruction("%8 = shl i32 %7, 10, !dbg !31")
+
+
+@pytest.mark.parametrize("stage", ["llir", "ptx"])
+@pytest.mark.parametrize("renumber", [False, True])
+def test_exact_alignment_of_twins_that_differ(stage, renumber):
+    """A real --exact-links capture's twin with one instruction dropped (and every
+    numbered value renamed): the dropped one pairs with nothing, and the others
+    with their counterparts (with instructions of their shape, when renumbered)."""
+    import re
+
+    from irscope.link.exact import align_ttgirloc
+
+    with open_bundle(str(DATA / "vector_add_exact.irscope")) as b:
+        cap = b.captures()[0]
+        normal, twin_text = cap.stage(stage).module, cap.stage(f"{stage}_ttgirloc").text
+    ops, captured = list(normal.ops()), list(parse_stage(stage, twin_text).ops())
+    assert align_ttgirloc(normal, parse_stage(stage, twin_text))[1]  # identical as captured
+    d = len(captured) // 2
+    lines = twin_text.split("\n")
+    del lines[captured[d].line - 1]
+    text = "\n".join(lines)
+    if renumber:
+        text = re.sub(r"%([a-z]*)(\d+)\b", lambda m: f"%{m.group(1)}{int(m.group(2)) + 1}", text)
+    # op k of the normal stage is op k of the twin as captured, one line up after the dropped one
+    truth = {op.line: tw.line - (k > d) for k, (op, tw) in enumerate(zip(ops, captured)) if k != d}
+    twin = parse_stage(stage, text)
+    pairs, identical, ratio = align_ttgirloc(normal, twin)
+    assert not identical and ratio == 2 * len(pairs) / (2 * len(ops) - 1)
+    if not renumber:  # every pair is right; only users of the dropped value may lose theirs
+        assert all(truth.get(x) == y for x, y in pairs.items()) and len(pairs) >= 0.95 * len(truth)
+        return
+    # Renumbered, a run of instructions of one shape (four 'mov.u32 %rN, 0x0') is
+    # ambiguous; every pair still joins two instructions of one shape, and most pair.
+    erase = re.compile(r"%[a-z]*\d+\b|!dbg !\d+|!\d+")
+    by_line = {op.line: op for op in twin.ops()}
+    assert all(erase.sub("", by_line[y].text) == erase.sub("", op.text) for op in ops
+               for y in [pairs.get(op.line)] if y is not None)
+    assert len(pairs) >= 0.6 * len(truth)
 
 
 @pytest.fixture(scope="session")

@@ -289,6 +289,8 @@ def judge(outcomes, interrupted: bool, noun: str = "script", strict: bool = Fals
                         f"as the tensors hold no values without a GPU (--strict makes it an error)")
                 return Verdict(None, "compile-only, checks skipped", True, False, note=note)
             detail = f"{err.get('type')}: {err.get('message')}"
+            if "Cannot access accelerator device" in str(err.get("message")) and o.mode == "compile-only":
+                detail += " (autograd needs the CUDA device guard irscope gives a torch built without CUDA; it could not be loaded)"
             if err.get("kind") == "data-dependent":
                 detail = "it reads tensor values, which compile-only mode does not compute"
             text = f"the {noun} failed{where}{at}: {detail}" if noun != "script" else f"script failed{where}{at}: {detail}"

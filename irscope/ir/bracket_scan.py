@@ -182,3 +182,81 @@ def unescape(body: str) -> str:
         last = m.end()
     out += body[last:].encode()
     return out.decode("utf-8", errors="replace")
+
+
+# -- where a statement ends (MLIR statements split over lines) ---------------------
+
+# What a line ends with when the statement goes on in the next line (after its
+# brackets are counted): 'tt.func @f(%a: i32,' / '%0 = ttg.local_alloc %x :' / '->'.
+_GOES_ON = (",", ":", "->", " =", "attributes", " *")
+
+
+def _bracket_balance(flat: str) -> tuple[int, int, int, int]:
+    """The ``(``, ``[``, ``{`` and ``<`` that ``flat`` opens minus those it closes
+    (an arrow's '>' closes nothing; nor do the '<' and '>' of '<=' and '>=')."""
+    angle = 0
+    if "<" in flat or ">" in flat:
+        angle = flat.count("<") - flat.count(">") + flat.count("->") + flat.count(">=") - flat.count("<=")
+    return (flat.count("(") - flat.count(")"), flat.count("[") - flat.count("]"),
+            flat.count("{") - flat.count("}"), angle)
+
+
+_CLOSED = (0, 0, 0, 0)
+BROKEN = (-1, -1, -1, -1)
+"""What :func:`goes_on` gives for a line that closes a bracket its statement never opened."""
+
+
+def goes_on(s: str, depth: tuple[int, int, int, int] | None = None) -> tuple[int, int, int, int] | None:
+    """Whether a statement goes on past the line ``s`` (stripped): None when it ends
+    here (its brackets closed, or a trailing ``{`` that opens a region), else the
+    brackets still open, by kind. ``depth``: those the statement's earlier lines left
+    open (None: ``s`` is its first line); a line that closes a bracket they did not
+    open gives :data:`BROKEN` (the lines are not one statement: garbled or cut text).
+
+    MLIR ends a statement at the end of its line unless a bracket is still open;
+    hand-written IR splits long signatures and types over lines that way.
+    """
+    first = depth is None
+    if '"' in s:  # string literals out (their brackets count for nothing); split is the fast way
+        flat = '""'.join(s.split('"')[::2]) if "\\" not in s else _STRING_RE.sub('""', s)
+    else:
+        flat = s
+    if first and flat[-1:] == ")" and " loc(" in flat:
+        return None  # a statement's location ends it (what the reader of plain op lines takes too)
+    if "//" in flat:  # a trailing comment: '^bb1(%1: index):  // 2 preds: ^bb0, ^bb2'
+        flat = flat[:flat.index("//")].rstrip()
+        if first and flat[-1:] == ")" and " loc(" in flat:
+            return None
+    if first and flat[:1] == "}":  # a region's end: '}) {axis = 0 : i32} : (...', '}, {'
+        flat = (flat[2:] if flat[1:2] == ")" else flat[1:]).lstrip(", ")
+    d = depth or _CLOSED
+    if flat[-1:] == "{":  # a region opens ('scf.for ... {', '<{...}>({'), unless an attribute group does
+        head = flat[:-1].rstrip()
+        paren = head[-1:] == "("
+        if paren:
+            head = head[:-1]
+        b = _bracket_balance(head)
+        n = (d[0] + b[0], d[1] + b[1], d[2] + b[2], d[3] + b[3])
+        if max(n) <= 0 and not head.endswith(_GOES_ON):
+            return None if first or min(n) == 0 else BROKEN
+        n = (n[0] + paren, n[1], n[2] + 1, n[3])
+    elif first and _BRACKET_RE.search(flat) is None:
+        n = _CLOSED
+    else:
+        b = _bracket_balance(flat)
+        n = (d[0] + b[0], d[1] + b[1], d[2] + b[2], d[3] + b[3])
+    if min(n) < 0:
+        return None if first else BROKEN
+    # (a trailing ':' continues a statement, but not a block label's: '^bb1:', '^bb0(%a: i32):')
+    if max(n) > 0 or (flat.endswith(_GOES_ON) and flat[-2:] != "):" and (not first or flat[:1] != "^")):
+        return n
+    return None
+
+
+def without_comment(s: str) -> str:
+    """``s`` without a trailing ``// comment`` (outside string literals)."""
+    if "//" not in s:
+        return s
+    flat = _STRING_RE.sub(_blank, s) if '"' in s else s
+    i = flat.find("//")
+    return s[:i].rstrip() if i >= 0 else s

@@ -16,8 +16,11 @@ from typing import Iterator
 from irscope.text_guard import never_raise
 
 from .parse_guard import parser
-from .bracket_scan import _BRACKET_RE, odd_quotes, split_loc, split_top, top_level, matching
+from .bracket_scan import _BRACKET_RE, goes_on, matching, odd_quotes, split_loc, split_top, top_level
 from .line_shapes import Templater
+from .mlir_lines import (K_ALIAS, K_AMEND, K_BLANK, K_BLOCK, K_CLOSE, K_COMMENT, K_FUNC, K_GOES_ON, K_LOCDEF,
+                         K_MODULE, K_OP, K_OPEN, K_OPENSTR, K_REGION, K_REOPEN, K_RESOURCE, K_TAIL, K_UNKNOWN,
+                         logical_lines)
 from .forms import normalise_op_text
 from .mlir_loc import LocResolver
 from irscope.compiler.stages import MLIR
@@ -26,11 +29,6 @@ from .model import (new_lazy_op, unknown_op, UNKNOWN_LOCATION, Block, Function, 
                     Region, Value)
 __all__ = ["parse_mlir"]
 
-# Line kinds (first element of a classified tuple).
-K_BLANK, K_COMMENT, K_OP, K_BLOCK, K_FUNC, K_MODULE, K_CLOSE, K_REOPEN = range(8)
-K_LOCDEF, K_ALIAS, K_UNKNOWN, K_OPENSTR, K_RESOURCE, K_TAIL, K_OPEN, K_GOES_ON, K_REGION, K_AMEND = range(8, 18)
-# (K_OPENSTR and above: lines that the reader of logical lines looks at; K_REGION is
-# among them only so that the common kinds need one comparison there.)
 
 # #blocked = #ttg.blocked<{sizePerThread = [1], ...}>   /   #loc2 = loc("/k.py":6:24)
 _ALIAS_RE = re.compile(r"([#!][\w$.-]+) *=\s*(.*)$", re.S)
@@ -75,11 +73,6 @@ _PLAIN_DETAILS_RE = re.compile(r'\s*(?:%[-\w$.]+(?::\d+)? = )?[A-Za-z_][\w$]*\.[
 #     #loc2 = loc("/abs/k.py":6:24)   /   #loc19 = loc("pid"(#loc2))
 _PLAIN_LOCDEF_RE = re.compile(r'(#loc[\w$.-]*) = loc\(([^"\\\n]*(?:"[^"\\\n]*"[^"\\\n]*)?)\)')
 
-# A string literal longer than this is garbled input: give up joining lines.
-_MAX_STRING_LINES = 1000
-# A statement split over more lines than this (a signature of a few hundred
-# arguments, one a line) is taken for garbled input too.
-_MAX_JOINED_LINES = 512
 
 # A named region of ttg.warp_specialize: 'default {', 'partition0(%a: i32) num_warps(4) {'
 # (the name; then the arguments, if any, and the tail).
@@ -94,89 +87,10 @@ _SYM_VISIBILITY_RE = re.compile(r'\bsym_visibility = "(\w+)"')
 _BARE_OPS = frozenset({"module", "return", "func", "unrealized_conversion_cast"})
 
 
-_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
-# What a line ends with when the statement goes on in the next line (after its
-# brackets are counted): 'tt.func @f(%a: i32,' / '%0 = ttg.local_alloc %x :' / '->'.
-_GOES_ON = (",", ":", "->", " =", "attributes", " *")
 # What a line starts with when it continues the statement of the line above:
 # '-> tensor<...> {', ': !ttg.memdesc<...> * !ttg.memdesc<...>', '{maxNumImpreciseAcc = 32 : i32} :'.
 _GOES_ON_STARTS = ("->", ": ", "* ", "{")
 _GOES_ON_FIRST = frozenset("-:*{")
-
-
-def _bracket_balance(flat: str) -> tuple[int, int, int, int]:
-    """The ``(``, ``[``, ``{`` and ``<`` that ``flat`` opens minus those it closes
-    (an arrow's '>' closes nothing; nor do the '<' and '>' of '<=' and '>=')."""
-    angle = 0
-    if "<" in flat or ">" in flat:
-        angle = flat.count("<") - flat.count(">") + flat.count("->") + flat.count(">=") - flat.count("<=")
-    return (flat.count("(") - flat.count(")"), flat.count("[") - flat.count("]"),
-            flat.count("{") - flat.count("}"), angle)
-
-
-_CLOSED = (0, 0, 0, 0)
-BROKEN = (-1, -1, -1, -1)
-"""What :func:`goes_on` gives for a line that closes a bracket its statement never opened."""
-
-
-def goes_on(s: str, depth: tuple[int, int, int, int] | None = None) -> tuple[int, int, int, int] | None:
-    """Whether a statement goes on past the line ``s`` (stripped): None when it ends
-    here (its brackets closed, or a trailing ``{`` that opens a region), else the
-    brackets still open, by kind. ``depth``: those the statement's earlier lines left
-    open (None: ``s`` is its first line); a line that closes a bracket they did not
-    open gives :data:`BROKEN` (the lines are not one statement: garbled or cut text).
-
-    MLIR ends a statement at the end of its line unless a bracket is still open;
-    hand-written IR splits long signatures and types over lines that way.
-    """
-    first = depth is None
-    if '"' in s:  # string literals out (their brackets count for nothing); split is the fast way
-        flat = '""'.join(s.split('"')[::2]) if "\\" not in s else _STRING_RE.sub('""', s)
-    else:
-        flat = s
-    if first and flat[-1:] == ")" and " loc(" in flat:
-        return None  # a statement's location ends it (what the reader of plain op lines takes too)
-    if "//" in flat:  # a trailing comment: '^bb1(%1: index):  // 2 preds: ^bb0, ^bb2'
-        flat = flat[:flat.index("//")].rstrip()
-        if first and flat[-1:] == ")" and " loc(" in flat:
-            return None
-    if first and flat[:1] == "}":  # a region's end: '}) {axis = 0 : i32} : (...', '}, {'
-        flat = (flat[2:] if flat[1:2] == ")" else flat[1:]).lstrip(", ")
-    d = depth or _CLOSED
-    if flat[-1:] == "{":  # a region opens ('scf.for ... {', '<{...}>({'), unless an attribute group does
-        head = flat[:-1].rstrip()
-        paren = head[-1:] == "("
-        if paren:
-            head = head[:-1]
-        b = _bracket_balance(head)
-        n = (d[0] + b[0], d[1] + b[1], d[2] + b[2], d[3] + b[3])
-        if max(n) <= 0 and not head.endswith(_GOES_ON):
-            return None if first or min(n) == 0 else BROKEN
-        n = (n[0] + paren, n[1], n[2] + 1, n[3])
-    elif first and _BRACKET_RE.search(flat) is None:
-        n = _CLOSED
-    else:
-        b = _bracket_balance(flat)
-        n = (d[0] + b[0], d[1] + b[1], d[2] + b[2], d[3] + b[3])
-    if min(n) < 0:
-        return None if first else BROKEN
-    # (a trailing ':' continues a statement, but not a block label's: '^bb1:', '^bb0(%a: i32):')
-    if max(n) > 0 or (flat.endswith(_GOES_ON) and flat[-2:] != "):" and (not first or flat[:1] != "^")):
-        return n
-    return None
-
-
-def without_comment(s: str) -> str:
-    """``s`` without a trailing ``// comment`` (outside string literals)."""
-    if "//" not in s:
-        return s
-    flat = _STRING_RE.sub(_same_length_blank, s) if '"' in s else s
-    i = flat.find("//")
-    return s[:i].rstrip() if i >= 0 else s
-
-
-def _same_length_blank(m: re.Match) -> str:
-    return '"' + "_" * (len(m.group()) - 2) + '"'
 
 
 def _args(inner: str) -> tuple:
@@ -354,7 +268,9 @@ def classify_general(raw: str, lazy: bool = False) -> tuple:
     if c in _GOES_ON_FIRST and (c != "{" or not s.startswith("{-#")) and \
             (s.startswith(_GOES_ON_STARTS) or s == ":"):  # the rest of the statement above
         return (K_GOES_ON, goes_on(s))
-    if (c != "{" or not s.startswith("{-#")) and (c != "}" or len(s) > 2):
+    # (a line that ends with its location ends its statement: most lines, tested here
+    # without a call)
+    if (s[-1] != ")" or " loc(" not in s) and (c != "{" or not s.startswith("{-#")) and (c != "}" or len(s) > 2):
         depth = goes_on(s)
         if depth is not None:
             return (K_OPEN, depth)
@@ -444,171 +360,8 @@ _classify_new = _TEMPLATER.classify_new
 
 
 def _logical_lines(text: str, memo: dict, classify_new, counts: list) -> Iterator[tuple]:
-    """Yield ``(t, first line, text, last line)`` for each logical line of ``text``
-    that is not blank, a comment or inside a resource block; ``t`` is its classified
-    tuple. A string literal spanning lines arrives joined, as one line; so does a
-    statement whose brackets stay open at a line's end, without the comment lines
-    between.
-
-    A line that continues the op above it (it starts with ``->``, ``:``, ``{``...)
-    arrives as ``((K_AMEND,), first line of that op, ...)``: the op just yielded is
-    to be taken back, and the next item is the op read whole.
-
-    ``memo`` maps a raw line to what ``classify_new(raw)`` gives; ``counts`` gets
-    ``[lines counted, lines understood, last line]``: the understood count covers the
-    lines this consumes itself (continuation lines, resource blocks); the caller
-    counts the rest. A string still open at the end arrives as ``(K_TAIL,)``.
-    """
-    total = understood = 0
-    pending: list[str] | None = None  # lines of a string literal or a statement spanning lines
-    pending_line = 0
-    pending_odd = False
-    # Brackets the pending statement leaves open, by kind (None: pending is a string literal).
-    depth: tuple[int, int, int, int] | None = None
-    lines: list[int] = []  # the pending statement's line numbers
-    last: tuple | None = None  # the item yielded last (what a continuation line continues)
-    base: tuple | None = None  # the op that the pending lines continue
-    in_resource = False
-    lineno = 0
-    memo_get = memo.get
-    t: tuple | None
-    for raw in text.split("\n"):
-        lineno += 1
-        if pending is not None:
-            if depth is not None:  # a statement spanning lines
-                s = raw.strip()
-                if not s or s[:2] == "//":
-                    continue
-                pending.append(raw)
-                lines.append(lineno)
-                total += 1
-                depth = goes_on(s, depth)
-                if depth is not None and depth is not BROKEN and len(pending) < _MAX_JOINED_LINES:
-                    continue
-                t = _joined(pending, base) if depth is None else (K_UNKNOWN, "")
-                if t[0] != K_UNKNOWN:
-                    joined = "\n".join(pending)
-                    if base is not None:
-                        yield (K_AMEND,), base[1], base[2], base[3]
-                        understood += len(pending)
-                        last = (t, base[1], base[2] + "\n" + joined, lineno)
-                    else:
-                        understood += len(pending) - 1
-                        last = (t, pending_line, joined, lineno)
-                    yield last
-                else:
-                    yield from _unjoined(pending, lines, memo, classify_new)
-                    last = None
-                pending = base = None
-                continue
-            pending.append(raw)
-            total += 1
-            if odd_quotes(raw):
-                pending_odd = not pending_odd
-            if pending_odd and len(pending) < _MAX_STRING_LINES:
-                continue
-            joined = "\n".join(pending)
-            t = _classify_safe(joined) if not pending_odd else (K_UNKNOWN, "")
-            if t[0] == K_OPEN:  # brackets still open after the string: read on
-                depth, lines = t[1], list(range(pending_line, lineno + 1))
-                continue
-            if t[0] == K_UNKNOWN or t[0] >= K_OPENSTR:
-                t = (K_UNKNOWN, "")
-            else:
-                understood += len(pending) - 1
-            pending = None
-            last = (t, pending_line, joined, lineno)
-            yield last
-            continue
-        t = memo_get(raw)
-        if t is None:
-            t = classify_new(raw)
-            memo[raw] = t
-        k = t[0]
-        if k == K_BLANK or k == K_COMMENT:
-            continue
-        total += 1
-        if in_resource:
-            understood += 1
-            in_resource = not raw.rstrip().endswith("#-}")
-            continue
-        if k >= K_OPENSTR:
-            if k == K_GOES_ON:  # '-> tensor<...>' under the op it completes
-                if last is not None and _continued(last):
-                    base, pending, pending_line, depth, lines = last, [raw], last[1], t[1], [lineno]
-                    if depth is not None:
-                        continue
-                    t = _joined(pending, base)
-                    if t[0] != K_UNKNOWN:
-                        yield (K_AMEND,), base[1], base[2], base[3]
-                        understood += 1
-                        last = (t, base[1], base[2] + "\n" + raw, lineno)
-                        yield last
-                        pending = base = None
-                        continue
-                    pending = base = None
-                t = (K_UNKNOWN, "")
-            elif k == K_OPENSTR:
-                pending, pending_line, pending_odd, depth = [raw], lineno, True, None
-                continue
-            elif k == K_OPEN:
-                pending, pending_line, depth, lines = [raw], lineno, t[1], [lineno]
-                continue
-            elif k == K_RESOURCE:
-                in_resource = not t[1]
-        last = (t, lineno, raw, lineno)
-        yield last
-    if pending is not None:
-        if depth is not None:  # text ended inside a statement
-            yield from _unjoined(pending, lines, memo, classify_new)
-        else:
-            yield (K_TAIL,), pending_line, "\n".join(pending), lineno
-    counts[0] += total
-    counts[1] += understood
-    counts[2] = lineno
-
-
-def _continued(item: tuple) -> bool:
-    """Whether a line that starts with '->', ':', '{'... can continue the statement
-    ``item`` (as :func:`_logical_lines` yields it): an op without regions, or a
-    function's declaration. (Read from the kind and the text alone, so that the
-    summary of op forms, whose tuples keep less, decides the same.)"""
-    k = item[0][0]
-    return (k == K_OP or k == K_FUNC) and not without_comment(item[2].rstrip()).endswith("{")
-
-
-def _joined(pending: list[str], base: tuple | None) -> tuple:
-    """The classified tuple of a statement spanning lines, read as one line (after
-    the text of ``base``, the op they continue); (K_UNKNOWN, "") when it is not one
-    statement."""
-    pieces = [without_comment(raw.strip()) for raw in pending]
-    if base is not None:
-        pieces[:0] = [without_comment(line.strip()) for line in base[2].split("\n")]
-    # '%e:' at a line's end, the types below: the colon that starts them, as ' : '.
-    pieces = [p[:-1] + " :" if p[-1:] == ":" and p[-2:-1] not in (" ", ")") else p for p in pieces]
-    flat = " ".join(pieces)
-    t = _classify_safe(flat)
-    k = t[0]
-    if k == K_OP:  # its form, as a one-line op gets it (a snapshot's) or would get it (op_form)
-        return t[:11] + (normalise_op_text(flat),)
-    if k == K_UNKNOWN or (k >= K_OPENSTR and k != K_REGION) or (base is not None and k != K_FUNC):
-        return (K_UNKNOWN, "")
-    return t
-
-
-def _unjoined(pending: list[str], lines: list[int], memo: dict, classify_new) -> Iterator[tuple]:
-    """What :func:`_logical_lines` yields for lines that looked like one statement and
-    are not (garbled or truncated text): the first line unknown, the others one by one."""
-    if not pending:
-        return
-    yield (K_UNKNOWN, ""), lines[0], pending[0], lines[0]
-    for raw, n in zip(pending[1:], lines[1:]):
-        t = memo.get(raw)
-        if t is None:
-            t = memo[raw] = classify_new(raw)
-        if t[0] >= K_OPENSTR and t[0] != K_REGION:
-            t = (K_UNKNOWN, "")
-        yield t, n, raw, n
+    """:func:`.mlir_lines.logical_lines`, reading joined statements with :func:`classify`."""
+    return logical_lines(text, memo, classify_new, counts, _classify_safe)
 
 
 @parser(MLIR)

@@ -94,9 +94,23 @@ def op_pairs(a: Module, b: Module, stage: str) -> list[tuple[Op, Op, str]]:
 
     The correspondence :func:`diff_modules` reports its changes on, without the
     changes: what a caller that only follows ops from one side to the other needs
-    (the exact links pair two compiles' instructions this way).
+    (the exact links pair two compiles' instructions this way, and check the pairs
+    with :func:`dataflow_agrees`).
     """
     return list(_pair(a, b, stage)[5].pairs)
+
+
+def dataflow_agrees(a: Module, b: Module, pairs: list[tuple[Op, Op]]) -> list[tuple[Op, Op]]:
+    """The pairs (an op of ``a``, an op of ``b``) whose operands are the values that
+    the pairs themselves map onto each other: the results of paired ops, the
+    arguments of functions paired by name (then in order), by position. A pair fed
+    by values of unpaired ops is left out too."""
+    p = _Pairing()
+    _pair_functions(a, b, p)
+    p.pairs = [(x, y, ALIGNED) for x, y in pairs]
+    vmap = _value_map(p)
+    du_a, du_b = _DefUses(), _DefUses()
+    return [(x, y) for x, y in pairs if _operands_match(x, y, du_a, du_b, vmap)]
 
 
 # ----------------------------------------------------------------- pairing

@@ -7,7 +7,8 @@ from collections import defaultdict
 
 from irscope.compiler.stages import TTGIR
 from irscope.ir import Module
-from irscope.irdiff.engine import RENAMED, op_pairs
+from irscope.irdiff.align import align
+from irscope.irdiff.engine import RENAMED, dataflow_agrees, op_pairs
 
 from .keys import units
 from .model import EXACT_STAGES, ExactReport, StageLink
@@ -57,14 +58,36 @@ def align_ttgirloc(normal: Module, ttgirloc: Module) -> tuple[dict[int, int], bo
 
 
 def pair_instructions(normal: Module, ttgirloc: Module) -> dict[int, int]:
-    """normal line -> ttgirloc line of the instructions the structural IR diff
-    (:func:`irscope.irdiff.engine.op_pairs`) finds equal up to renaming, in place or
-    moved. One whose text changed (a location-sensitive optimisation) pairs with
-    nothing (an op of the same name in its place pairs only when their texts, debug
-    references stripped, are equal), so a divergence costs only the instructions it
-    touches."""
-    return {x.line: y.line for x, y, how in op_pairs(normal, ttgirloc, normal.stage)
-            if how != RENAMED or normalise_instruction(x.text) == normalise_instruction(y.text)}
+    """normal line -> ttgirloc line of the instructions that correspond.
+
+    First the instructions whose texts, debug references stripped, are equal: the
+    IR diff's aligner (:func:`irscope.irdiff.align.align`, patience, never
+    quadratic) over those texts, so that in a run of instructions of one shape
+    (``mov.b32 %r467, %r374`` ...) each keeps its own partner. Then, for the
+    instructions left, the structural IR diff (:func:`irscope.irdiff.engine.op_pairs`),
+    which erases value names: when the second compile numbered its values
+    differently, texts agree on little and it pairs them anyway. Last, when the
+    texts left some instructions of both sides unpaired, every pair whose operands
+    are not the values its operands' pairs define is dropped
+    (:func:`irscope.irdiff.engine.dataflow_agrees`): a pair of two neighbours in a
+    renumbered run, or a user of an instruction that has no partner. An instruction
+    whose text changed (a location-sensitive optimisation) pairs with nothing, so a
+    divergence costs only the instructions it touches and their users.
+    """
+    a, b = list(normal.ops()), list(ttgirloc.ops())
+    pairs = {a[i]: b[j] for i, j in align([normalise_instruction(o.text) for o in a],
+                                          [normalise_instruction(o.text) for o in b])}
+    if len(pairs) == min(len(a), len(b)):  # the names agree: every text found its partner
+        return {x.line: y.line for x, y in pairs.items()}
+    taken = {id(y) for y in pairs.values()}
+    for x, y, how in op_pairs(normal, ttgirloc, normal.stage):
+        if x not in pairs and id(y) not in taken and (
+                how != RENAMED or normalise_instruction(x.text) == normalise_instruction(y.text)):
+            pairs[x] = y
+            taken.add(id(y))
+    # Every pair fed by the values its operands' pairs define (a text pair of two
+    # neighbours in a renumbered run is not).
+    return {x.line: y.line for x, y in dataflow_agrees(normal, ttgirloc, list(pairs.items()))}
 
 
 def link_exact(stage: str, ttgir: Module, normal: Module | None, ttgirloc: Module

@@ -83,8 +83,8 @@ def _compile_only_context(target):
     import irscope_cuda_guard  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
     import irscope_devices  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
-    # Before torch.cuda is patched: it asks torch whether it has CUDA of its own.
-    why = irscope_cuda_guard.install(torch)
+    # Loaded (or not) by the hook at interpreter start, before torch was imported.
+    why = irscope_cuda_guard.PROBLEM[0]
     if why:
         sys.stderr.write("irscope: compile-only: torch operations that need a CUDA device guard (.contiguous() of a "
                          "transposed tensor, autograd...) will fail: no guard could be built (%s)\n" % why)

@@ -560,6 +560,11 @@ def install():
     """Install the hook in this process (idempotent)."""
     if not SPOOL:
         return
+    if MODE != "gpu":
+        # Compile-only CUDA tensors need it before torch is imported (irscope_cuda_guard).
+        import irscope_cuda_guard  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+
+        irscope_cuda_guard.install()
     if "triton" in sys.modules:
         _patch_triton()
     elif not any(isinstance(f, _TritonImportWatcher) for f in sys.meta_path):

@@ -157,6 +157,16 @@ def patch_torch_cuda(torch, device):
     cuda.device_count = lambda: 1
     cuda.current_device = lambda: 0
     cuda.set_device = lambda device: _check(device)
+
+    def exchange_device(device):
+        # `with torch.cuda.device(i)` / `device_of(x)`: the previous device, always 0
+        if device is None or device < 0:
+            return -1
+        _check(device)
+        return 0
+
+    cuda._exchange_device = exchange_device
+    cuda._maybe_exchange_device = exchange_device
     cuda.get_device_properties = get_device_properties
     cuda.get_device_capability = get_device_capability
     cuda.get_device_name = get_device_name
