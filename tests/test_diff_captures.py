@@ -16,6 +16,7 @@ import pytest
 from conftest import DATA, SAMPLES, VENVS
 
 import irscope
+from irscope.core.pass_steps import StepCounts
 from irscope.diff.lines import line_counts, line_deltas, line_note
 from irscope.diff.matrix import group_by, matrix, pick_sides
 from irscope.diff.metadata import FieldDelta, field_delta, metadata_delta
@@ -221,8 +222,9 @@ def _fake_passes(spec, stage="ttgir"):
     out = []
     for i, s in enumerate(spec):
         name, _, changed = s.partition(":")
-        ch = SimpleNamespace(changed=bool(changed), added=int(changed or 0), removed=0, modified=0)
-        out.append(SimpleNamespace(stage=stage, name=name, argument=name.lower(), index=i, changes=ch))
+        counts = StepCounts(added=int(changed or 0))
+        step = SimpleNamespace(changed=bool(changed), counts=counts)
+        out.append(SimpleNamespace(stage=stage, name=name, argument=name.lower(), index=i, step=step))
     return out
 
 
