@@ -39,16 +39,21 @@ def _env(tree: Path) -> dict[str, str]:
     return env
 
 
+# ``python -m`` puts the working directory ahead of PYTHONPATH: every child runs from
+# this empty folder, so the tree named by PYTHONPATH is the one imported.
+_CWD = tempfile.mkdtemp(prefix="irscope-ab-")
+
+
 def _wall(tree: Path, args: list[str]) -> float:
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "irscope", *args], env=_env(tree), check=True,
+    subprocess.run([sys.executable, "-m", "irscope", *args], env=_env(tree), check=True, cwd=_CWD,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - t
 
 
 def _open(tree: Path, bundle: str) -> float:
     p = subprocess.run([sys.executable, str(tree / "benchmarks" / "bench_tui.py"), "--child-open", bundle],
-                       env=_env(tree), check=True, capture_output=True, text=True)
+                       env=_env(tree), check=True, capture_output=True, text=True, cwd=_CWD)
     return float(json.loads(p.stdout.strip().splitlines()[-1])["seconds"])
 
 
@@ -56,7 +61,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--old", required=True, help="source tree of the code to compare against")
     ap.add_argument("--new", default=str(ROOT))
-    ap.add_argument("--bundle", default=str(ROOT / "out" / "samples.irscope"))
+    ap.add_argument("--bundle", type=lambda s: str(Path(s).resolve()), default=str(ROOT / "out" / "samples.irscope"))
     ap.add_argument("--kernel", default="matmul_kernel")
     ap.add_argument("--line", type=int, default=0, help="Python line for show (default: the kernel's tl.dot line)")
     ap.add_argument("--runs", type=int, default=7)

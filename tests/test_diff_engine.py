@@ -135,3 +135,23 @@ def test_versions_with_renamed_dialect_pair_their_layouts():
     d = _diff(_text("3.2.0", "softmax_sm80", "ttgir"), _text("3.6.0", "softmax_sm80", "ttgir"), "ttgir")
     assert not [c for c in d.changes if c.details and c.details[0].startswith("layout")]
     assert d.matched > 10
+
+
+@pytest.mark.parametrize("ext", ["ttir", "ttgir", "llir", "ptx"])
+def test_counts_without_changes_are_the_diffs_counts(ext):
+    """diff_counts (what ``irscope passes`` reads) counts exactly what diff_modules
+    reports, on pairs with every kind of change: across versions and targets
+    (layouts edited, ops renamed), and across kernels (functions on one side only)."""
+    from irscope.irdiff.engine import diff_counts
+    from irscope.irdiff.model import KINDS
+
+    sides = [("3.2.0", "softmax_sm80"), ("3.6.0", "softmax_sm80"), ("3.6.0", "softmax_sm90"),
+             ("3.9.0", "softmax_sm90"), ("3.6.0", "helper_sm90"), ("3.6.0", "attn_sm90")]
+    mods = {s: parse_stage(ext, _text(*s, ext)) for s in sides}
+    seen = set()
+    for a, b in zip(sides, sides[1:]):
+        d = diff_modules(mods[a], mods[b], ext)
+        got = diff_counts(mods[a], mods[b], ext)
+        assert got == {k: d.count(k) for k in KINDS}, (a, b)
+        seen.update(k for k in KINDS if got[k])
+    assert seen == set(KINDS)  # the pairs exercise every kind

@@ -15,8 +15,9 @@ ROOT = PKG.parent
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 # The layer order, top last, as pyproject.toml's import-linter contracts hold it
 # (lint-imports checks every import: module-level, lazy and relative). capture sits
-# above the core (it writes bundles through the store and reads nothing through the
-# views); the views sit on top, the command line last (it starts all the others).
+# above the core and imports neither the store nor the views (`irscope run` writes
+# what it hands back); the views sit on top, the command line last (it starts all
+# the others).
 ORDER = ["errors", "text_guard", "compiler", "store", "ir", "irdiff", "link", "core", "diff", "capture", "export", "tui", "cli"]
 
 # Importing these is all any viewing command needs.

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from irscope.core.summary import CaptureSummary
     from irscope.link import CaptureLinks, LinkedOp
     from irscope.compiler.pass_order import Side
-    from irscope.core.pass_steps import PassStep
+    from irscope.core.pass_steps import PassStep, StepCounts
     from irscope.irdiff.model import StageDiff
     from irscope.link.provenance import PassChange
 
@@ -409,7 +409,8 @@ class Capture:
 
             rows = self.pass_rows()
             places = place_steps(rows, list(self._pass_finals()))
-            return [PassStep(i, row, place, change, _diff=functools.partial(self.step_diff, i))
+            return [PassStep(i, row, place, change, _diff=functools.partial(self.step_diff, i),
+                             _counts=functools.partial(self.step_counts, i))
                     for i, (row, place, change) in enumerate(zip(rows, places, self.pass_changes()))]
         return self._memo("pass_steps", build)
 
@@ -417,21 +418,55 @@ class Capture:
         """The structural diff of the IR before and after pass ``index`` (computed
         once; None when a side is unknown or the two texts are equal)."""
         def compute() -> "StageDiff | None":
-            from irscope.compiler.stages import FAMILY_LLVM, SNAPSHOT_KINDS, pass_stage
             from irscope.core.pass_steps import step_diff
-            from irscope.link.provenance import module_scope
 
-            step = self.pass_steps()[index]
-            if step.before is None or step.after is None:
+            sides = self._step_texts(index)
+            if sides is None:
                 return None
-            tb, ta = self._step_side_text(step.before), self._step_side_text(step.after)
-            if tb == ta:
-                return None
-            info = SNAPSHOT_KINDS.get(step.kind)
-            one_function = info is not None and info.family == FAMILY_LLVM and module_scope(tb) != module_scope(ta)
+            step, tb, ta, stage, one_function = sides
+            assert step.before is not None and step.after is not None  # _step_texts checked
             return step_diff(self._step_side_module(step.before, tb), self._step_side_module(step.after, ta),
-                             pass_stage(step.kind), one_function=one_function)
+                             stage, one_function=one_function)
         return self._memo(("step_diff", index), compute)
+
+    def step_counts(self, index: int) -> "StepCounts":
+        """The counts of :meth:`step_diff` (computed once), without making the diff's
+        changes unless it is made already: a view of every pass's counts (``irscope
+        passes``) then pays for the pairing only."""
+        def compute() -> "StepCounts":
+            from irscope.core.pass_steps import NO_CHANGE, StepCounts, step_counts
+
+            with self._lock:
+                made = self._cache.get(("step_diff", index))
+            if made is not None:
+                return StepCounts.of(made)
+            sides = self._step_texts(index)
+            if sides is None:
+                return NO_CHANGE
+            step, tb, ta, stage, one_function = sides
+            assert step.before is not None and step.after is not None  # _step_texts checked
+            if one_function:  # the diff's changes are filtered by line: count what it keeps
+                d = self.step_diff(index)
+                return StepCounts.of(d) if d is not None else NO_CHANGE
+            return step_counts(self._step_side_module(step.before, tb), self._step_side_module(step.after, ta), stage)
+        return self._memo(("step_counts", index), compute)
+
+    def _step_texts(self, index: int) -> "tuple[PassStep, str, str, str, bool] | None":
+        """Step ``index``, the texts before and after it, the stage to parse them as
+        and whether they are LLVM dumps of one function against the whole module;
+        None when a side is unknown or the texts are equal (nothing to diff)."""
+        from irscope.compiler.stages import FAMILY_LLVM, SNAPSHOT_KINDS, pass_stage
+        from irscope.link.provenance import module_scope
+
+        step = self.pass_steps()[index]
+        if step.before is None or step.after is None:
+            return None
+        tb, ta = self._step_side_text(step.before), self._step_side_text(step.after)
+        if tb == ta:
+            return None
+        info = SNAPSHOT_KINDS.get(step.kind)
+        one_function = info is not None and info.family == FAMILY_LLVM and module_scope(tb) != module_scope(ta)
+        return step, tb, ta, pass_stage(step.kind), one_function
 
     # The diffs of every pass read every snapshot once: they are not kept (a capture with
     # --llvm-passes has hundreds of megabytes of them), except the last few parsed, since

@@ -14,7 +14,10 @@ pipeline picture, the app's stepper), so a pass has one answer everywhere:
 
 The diff of a step is computed when first asked for, once per capture
 (:meth:`irscope.core.Capture.step_diff`), so views that need only some steps (one
-stage, one pass) pay for those.
+stage, one pass) pay for those. Its counts alone
+(:meth:`irscope.core.Capture.step_counts`, what a table of every pass reads) come
+from the same pairing without making the changes
+(:func:`irscope.irdiff.engine.diff_counts`), or from the diff when it is made already.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from irscope.compiler.pass_order import Side, StepPlace
-from irscope.irdiff.engine import diff_modules
+from irscope.irdiff.engine import diff_counts, diff_modules
 from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, OpRef, StageDiff
 from irscope.ir import Module
 from irscope.link.provenance import PassChange
@@ -70,6 +73,8 @@ class PassStep:
     """The op-form detail: op-form counts (``added``/``removed``/``modified`` of op
     forms), op totals before and after, op names introduced and erased."""
     _diff: Callable[[], StageDiff | None] = field(repr=False)
+    _counts: Callable[[], StepCounts] | None = field(default=None, repr=False)
+    """The counts of ``_diff`` made without its changes (None: read them off the diff)."""
 
     # -- header ----------------------------------------------------------------
     @property
@@ -166,7 +171,11 @@ class PassStep:
     @property
     def counts(self) -> StepCounts:
         """Added, removed, moved, changed ops (all 0 when unchanged or unknown)."""
-        d = self.diff
+        if not (self.changed and self.after_known):
+            return NO_CHANGE
+        if self._counts is not None:
+            return self._counts()
+        d = self._diff()
         return StepCounts.of(d) if d is not None else NO_CHANGE
 
     @property
@@ -211,6 +220,13 @@ def step_diff(before: Module, after: Module, stage: str, *, one_function: bool =
     other of the whole module, so only the functions both print are compared."""
     d = diff_modules(before, after, stage)
     return common_functions(d, before, after) if one_function else d
+
+
+def step_counts(before: Module, after: Module, stage: str) -> StepCounts:
+    """The counts of :func:`step_diff` of two whole modules (not ``one_function``),
+    without making its changes."""
+    c = diff_counts(before, after, stage)
+    return StepCounts(c[ADDED], c[REMOVED], c[MOVED], c[CHANGED])
 
 
 def common_functions(d: StageDiff, a: Module, b: Module) -> StageDiff:

@@ -51,15 +51,14 @@ def align(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[tuple[int, int]]
 
 
 def _align(a, b, alo: int, ahi: int, blo: int, bhi: int, out: list, depth: int) -> None:
-    while alo < ahi and blo < bhi and a[alo] == b[blo]:  # common head
-        out.append((alo, blo))
-        alo += 1
-        blo += 1
-    tail = []
-    while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:  # common tail
-        ahi -= 1
-        bhi -= 1
-        tail.append((ahi, bhi))
+    n = _common_run(a, b, alo, blo, min(ahi - alo, bhi - blo), 1)  # common head
+    out.extend(zip(range(alo, alo + n), range(blo, blo + n)))
+    alo += n
+    blo += n
+    n = _common_run(a, b, ahi - 1, bhi - 1, min(ahi - alo, bhi - blo), -1)  # common tail
+    tail = list(zip(range(ahi - 1, ahi - 1 - n, -1), range(bhi - 1, bhi - 1 - n, -1)))
+    ahi -= n
+    bhi -= n
     if alo < ahi and blo < bhi:
         anchors = _unique_anchors(a, b, alo, ahi, blo, bhi) if depth < MAX_DEPTH else []
         by_occurrence = _by_occurrence(a, b, alo, ahi, blo, bhi)
@@ -77,6 +76,32 @@ def _align(a, b, alo: int, ahi: int, blo: int, bhi: int, out: list, depth: int) 
         else:
             out.extend(by_occurrence)
     out.extend(reversed(tail))
+
+
+def _common_run(a, b, i: int, j: int, limit: int, step: int) -> int:
+    """How many items ``a[i] == b[j]``, ``a[i + step] == b[j + step]``... hold in a
+    row (at most ``limit``). Lists compare a chunk at a time (the slice comparison
+    runs in C): most passes change a few ops of thousands."""
+    if not (isinstance(a, list) and isinstance(b, list)):
+        n = 0
+        while n < limit and a[i + n * step] == b[j + n * step]:
+            n += 1
+        return n
+    n, chunk = 0, 8
+    while n < limit:
+        k = min(chunk, limit - n)
+        if step > 0:
+            same = a[i + n:i + n + k] == b[j + n:j + n + k]
+        else:
+            same = a[i - n - k + 1:i - n + 1] == b[j - n - k + 1:j - n + 1]
+        if not same:
+            if k == 1:
+                return n
+            chunk = 1 if k <= 8 else k // 8  # narrow down on the first difference
+            continue
+        n += k
+        chunk *= 2
+    return n
 
 
 def _unique_anchors(a, b, alo, ahi, blo, bhi) -> list[tuple[int, int]]:

@@ -58,33 +58,77 @@ def diff_modules(a: Module, b: Module, stage: str) -> StageDiff:
     """The diff of two parses of one format (``stage`` names it: ``ttgir``, ``llir``,
     ``ptx``, ``sass``, or ``mlir`` for any MLIR such as an LLVM-dialect snapshot)."""
     enc_pairs, tokens_a, tokens_b, keys_a, keys_b, p = _pair(a, b, stage)
-    vmap = _value_map(p)
-    changes: list[Change] = []
+    du_a, du_b = _DefUses(), _DefUses()
+    vmap = _value_map(p, du_a, du_b)
+    lines: _Lines = {}
+    # Each change with its sort position (new line, old line), computed as it is made:
+    # a pass that rewrites a whole module (to the LLVM dialect) makes tens of thousands.
+    keyed: list[tuple[float, int, int, Change]] = []
     matched = 0
     rows: list[tuple[int, int]] = []
-    du_a, du_b = _DefUses(), _DefUses()
     for x, y, how in p.pairs:
-        details = _details(x, y, keys_a, keys_b, a, b, tokens_a, tokens_b)
+        # Aligned and moved ops have equal keys by construction: only a renamed pair
+        # (same op name, text changed) can differ in its key.
+        details = _details(x, y, keys_a, keys_b, a, b, lines, how == RENAMED)
         if not _operands_match(x, y, du_a, du_b, vmap):
             details.append(f"operands: {', '.join(x.operands)} -> {', '.join(y.operands)}")
         if how == MOVED:
-            changes.append(_change(MOVED, x, y, details))
+            keyed.append((y.line, x.line, len(keyed), _change(MOVED, x, y, lines, details)))
             continue
         rows.append((x.line, y.line))
         if details:
-            changes.append(_change(CHANGED, x, y, details))
+            keyed.append((y.line, x.line, len(keyed), _change(CHANGED, x, y, lines, details)))
         else:
             matched += 1
-    changes.extend(_change(REMOVED, x, None) for x in p.only_a)
-    changes.extend(_change(ADDED, None, y) for y in p.only_b)
-    changes.extend(_encoding_changes(enc_pairs, a, b))
-    changes.extend(Change(REMOVED, f.kind, _fn_ref(f), None) for f in p.functions_only_a)
-    changes.extend(Change(ADDED, f.kind, None, _fn_ref(f)) for f in p.functions_only_b)
     rows.sort()
     olds = [r[0] for r in rows]
-    changes.sort(key=lambda c: (c.after.line if c.after else _anchor(c.before, rows, olds),
-                                c.before.line if c.before else 0))
-    return StageDiff(stage, matched, tuple(changes), _dialects(a), _dialects(b), tuple(rows))
+    for x in p.only_a:
+        keyed.append((_anchor(x.line, rows, olds), x.line, len(keyed), _change(REMOVED, x, None, lines)))
+    for y in p.only_b:
+        keyed.append((y.line, 0, len(keyed), _change(ADDED, None, y, lines)))
+    for c in _encoding_changes(enc_pairs, a, b):
+        keyed.append(_keyed(c, rows, olds, len(keyed)))
+    for f in p.functions_only_a:
+        keyed.append(_keyed(Change(REMOVED, f.kind, _fn_ref(f), None), rows, olds, len(keyed)))
+    for f in p.functions_only_b:
+        keyed.append(_keyed(Change(ADDED, f.kind, None, _fn_ref(f)), rows, olds, len(keyed)))
+    # By (new line, old line), then the order made (the third item is unique, so
+    # changes themselves are never compared).
+    keyed.sort()
+    changes = tuple(k[3] for k in keyed)
+    return StageDiff(stage, matched, changes, _dialects(a), _dialects(b), tuple(rows))
+
+
+def diff_counts(a: Module, b: Module, stage: str) -> dict[str, int]:
+    """How many ops :func:`diff_modules` reports ``added``, ``removed``, ``moved`` and
+    ``changed`` (keys: the kinds), without making the changes: what a summary of
+    many diffs needs (``irscope passes``). The pairing, value map and test of a pair
+    are the diff's own, so the counts are the diff's."""
+    enc_pairs, _, _, keys_a, keys_b, p = _pair(a, b, stage)
+    du_a, du_b = _DefUses(), _DefUses()
+    vmap = _value_map(p, du_a, du_b)
+    lines: _Lines = {}
+    counts = dict.fromkeys((ADDED, REMOVED, MOVED, CHANGED), 0)
+    moved = changed = 0
+    for x, y, how in p.pairs:
+        if how == MOVED:
+            moved += 1
+        elif _pair_differs(x, y, keys_a, keys_b, lines, how == RENAMED, du_a, du_b, vmap):
+            changed += 1
+    counts[MOVED] = moved
+    counts[CHANGED] = changed
+    counts[REMOVED] = len(p.only_a) + len(p.functions_only_a)
+    counts[ADDED] = len(p.only_b) + len(p.functions_only_b)
+    for c in _encoding_changes(enc_pairs, a, b):
+        counts[c.kind] += 1
+    return counts
+
+
+def _keyed(c: Change, rows: list[tuple[int, int]], olds: list[int], n: int) -> tuple[float, int, int, Change]:
+    """A change with its sort position: the new side's line (a removed op: where it
+    goes in the new side's order), then the old side's line."""
+    first = c.after.line if c.after else _anchor(c.before.line if c.before else None, rows, olds)
+    return first, c.before.line if c.before else 0, n, c
 
 
 def op_pairs(a: Module, b: Module, stage: str) -> list[tuple[Op, Op, str]]:
@@ -108,8 +152,8 @@ def dataflow_agrees(a: Module, b: Module, pairs: list[tuple[Op, Op]]) -> list[tu
     p = _Pairing()
     _pair_functions(a, b, p)
     p.pairs = [(x, y, ALIGNED) for x, y in pairs]
-    vmap = _value_map(p)
     du_a, du_b = _DefUses(), _DefUses()
+    vmap = _value_map(p, du_a, du_b)
     return [(x, y) for x, y in pairs if _operands_match(x, y, du_a, du_b, vmap)]
 
 
@@ -253,24 +297,26 @@ def _pair_moves(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
 # ------------------------------------------------------------ value map
 
 class _DefUses:
-    """Def-use per function, looked up from any op of it."""
+    """Def-use per function, looked up from any op of it (memoised per parent: the
+    diff asks once or twice for every op)."""
 
-    def __init__(self):
-        self._by_fn: dict[int, DefUse] = {}
+    def __init__(self) -> None:
+        self._by_parent: dict[int, DefUse | None] = {}
 
     def of(self, op: Op) -> DefUse | None:
-        fn = op.parent
+        parent = op.parent
+        key = id(parent)
+        if key in self._by_parent:
+            return self._by_parent[key]
+        fn = parent
         while isinstance(fn, Op):
             fn = fn.parent
-        if not isinstance(fn, Function):
-            return None
-        got = self._by_fn.get(id(fn))
-        if got is None:
-            got = self._by_fn[id(fn)] = def_use(fn)
+        got = def_use(fn) if isinstance(fn, Function) else None
+        self._by_parent[key] = got
         return got
 
 
-def _value_map(p: _Pairing) -> dict[int, object]:
+def _value_map(p: _Pairing, du_a: _DefUses, du_b: _DefUses) -> dict[int, object]:
     """Old value (by id) -> the new value it corresponds to."""
     vmap: dict[int, object] = {}
     for fa, fb in p.functions:
@@ -282,15 +328,18 @@ def _value_map(p: _Pairing) -> dict[int, object]:
         # The arguments of the body's other blocks (^bb1(%1: index) after a cf.br),
         # by position, as for the blocks of an op's regions below.
         _map_block_args(fa.blocks, fb.blocks, da, db, vmap)
-    du_a, du_b = _DefUses(), _DefUses()
+    of_a, of_b = du_a.of, du_b.of
     for x, y, _ in p.pairs:
-        ua, ub = du_a.of(x), du_b.of(y)
+        ua, ub = of_a(x), of_b(y)
         if ua is None or ub is None:
             continue
-        for rx, ry in zip(ua.results(x), ub.results(y)):
-            vmap[id(rx)] = ry
-        for region_x, region_y in zip(x.regions, y.regions):
-            _map_block_args(region_x.blocks, region_y.blocks, ua, ub, vmap)
+        rxs = ua.results(x)
+        if rxs:
+            for rx, ry in zip(rxs, ub.results(y)):
+                vmap[id(rx)] = ry
+        if x.regions and y.regions:
+            for region_x, region_y in zip(x.regions, y.regions):
+                _map_block_args(region_x.blocks, region_y.blocks, ua, ub, vmap)
     return vmap
 
 
@@ -307,23 +356,56 @@ def _operands_match(x: Op, y: Op, du_a: _DefUses, du_b: _DefUses, vmap: dict[int
     da, db = du_a.of(x), du_b.of(y)
     if da is None or db is None:
         return True
+    get = vmap.get
     for va, vb in zip(da.operands(x), db.operands(y)):
-        if va is None and vb is None:
-            continue  # constants and labels: the key compares them
-        if va is None or vb is None or vmap.get(id(va)) is not vb:
+        if va is None:
+            if vb is None:
+                continue  # constants and labels: the key compares them
+            return False
+        if vb is None or get(id(va)) is not vb:
             return False
     return True
 
 
 # ------------------------------------------------------------- details
 
-def _details(x: Op, y: Op, keys_a: Keys, keys_b: Keys, a: Module, b: Module, ta, tb) -> list[str]:
+_Lines = dict[int, tuple[object, "int | None"]]
+"""Location (by id) -> (the location, kept alive so its id is not reused, its Python line)."""
+
+
+def _python_line(op: Op, memo: _Lines) -> int | None:
+    """:func:`python_line` of an op's location, memoised for one diff: ops share
+    location objects (a few dozen in a module of thousands of ops)."""
+    location = op.location
+    got = memo.get(id(location))
+    if got is None:
+        got = memo[id(location)] = (location, python_line(location))
+    return got[1]
+
+
+def _pair_differs(x: Op, y: Op, keys_a: Keys, keys_b: Keys, lines: _Lines, keys_may_differ: bool,
+                  du_a: _DefUses, du_b: _DefUses, vmap: dict[int, object]) -> bool:
+    """Whether :func:`diff_modules` reports a pair as changed (its details are not
+    empty), without writing the details: a key that differs always yields one (the
+    text when nothing else), so comparing the keys is enough."""
+    if x.name != y.name and canonical_name(x.name) != canonical_name(y.name):
+        return True
+    if keys_may_differ and keys_a(x) != keys_b(y):
+        return True
+    la, lb = _python_line(x, lines), _python_line(y, lines)
+    if la != lb and la is not None and lb is not None:
+        return True
+    return not _operands_match(x, y, du_a, du_b, vmap)
+
+
+def _details(x: Op, y: Op, keys_a: Keys, keys_b: Keys, a: Module, b: Module, lines: _Lines,
+             keys_may_differ: bool = True) -> list[str]:
     out = []
-    if canonical_name(x.name) != canonical_name(y.name):
+    if x.name != y.name and canonical_name(x.name) != canonical_name(y.name):
         out.append(f"op: {x.name} -> {y.name}")
-    if keys_a(x) != keys_b(y):
+    if keys_may_differ and keys_a(x) != keys_b(y):
         out.extend(_what_differs(x, y, a, b, keys_a, keys_b))
-    la, lb = python_line(x.location), python_line(y.location)
+    la, lb = _python_line(x, lines), _python_line(y, lines)
     if la != lb and la is not None and lb is not None:
         out.append(f"location: line {la} -> {lb}")
     return out
@@ -383,12 +465,13 @@ def _ref(op: Op) -> OpRef:
     return OpRef(op.line, op.text.strip(), op.name)
 
 
-def _change(kind: str, x: Op | None, y: Op | None, details=()) -> Change:
+def _change(kind: str, x: Op | None, y: Op | None, lines: _Lines, details: list[str] | tuple[str, ...] = ()
+            ) -> Change:
     op = y if y is not None else x
     assert op is not None  # a change has at least one side
-    line = python_line(y.location) if y is not None else None
+    line = _python_line(y, lines) if y is not None else None
     if line is None and x is not None:
-        line = python_line(x.location)
+        line = _python_line(x, lines)
     return Change(kind, op.name, _ref(x) if x is not None else None, _ref(y) if y is not None else None,
                   tuple(details), line)
 
@@ -408,12 +491,13 @@ def _encoding_changes(pairs: list[EncodingPair], a: Module, b: Module) -> list[C
     return out
 
 
-def _anchor(before: OpRef | None, rows: list[tuple[int, int]], olds: list[int]) -> float:
-    """Where a removed op goes in the new side's order: after the new partner of the
-    nearest aligned old op before it (``olds``: the rows' old lines, sorted)."""
+def _anchor(before: int | None, rows: list[tuple[int, int]], olds: list[int]) -> float:
+    """Where a removed op (its old line ``before``) goes in the new side's order: after
+    the new partner of the nearest aligned old op before it (``olds``: the rows' old
+    lines, sorted)."""
     if before is None or not rows:
         return 0
-    k = bisect_right(olds, before.line) - 1
+    k = bisect_right(olds, before) - 1
     return rows[k][1] + 0.5 if k >= 0 else 0
 
 
