@@ -293,3 +293,16 @@ def test_a_left_out_qualifier_among_several_is_named_on_stderr():
     if alone:
         q = irscope_cli("passes", bundle, alone[0].kernel, check=True)
         assert "showing" not in q.stderr
+
+
+def test_the_views_read_no_store_row():
+    """The views take the core's typed objects only: no ``.row`` of a capture (the
+    store's record) is read in cli, tui, export or diff."""
+    pkg = ROOT / "irscope"
+    hits = []
+    for layer in ("cli", "tui", "export", "diff"):
+        for path in (pkg / layer).rglob("*.py"):
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                if re.search(r"\b(cap|capture|c|self\.capture)\.row\b", line):
+                    hits.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert hits == []

@@ -67,7 +67,7 @@ def _ms(secs: float | None) -> str:
 
 
 def _passes(cap: Capture, args) -> int:
-    if not cap.row.passes:
+    if not cap.pass_count:
         raise IrscopeError(f"{cap.title()} has no per-pass snapshots")
     if args.origins:
         if args.changed:
@@ -145,7 +145,7 @@ def _file_lines(cap: Capture) -> int | None:
     """How many lines the kernel's file has: from the file on disk, else (at least)
     the stored function's last line; None when neither is known."""
     try:
-        with open(cap.row.file or "", "rb") as fh:
+        with open(cap.file or "", "rb") as fh:
             return sum(1 for _ in fh)
     except OSError:
         return cap.source.last_line
@@ -158,12 +158,12 @@ def _show(cap: Capture, args) -> int:
         raise IrscopeError(f"--line {args.line}: lines start at 1")
     last = _file_lines(cap)
     if last is not None and args.line > last:
-        raise IrscopeError(f"--line {args.line} is out of range: {cap.row.file} has {last} lines")
+        raise IrscopeError(f"--line {args.line} is out of range: {cap.file} has {last} lines")
     found = cap.ops_at_line(args.line, call_sites=args.call_sites, stages=LOWERING)
     stages = {s: [{"line": op.line, "text": op.text.strip(), "name": op.name} for op in ops]
               for s, ops in found.items()}
     source = cap.source.line(args.line)
-    file = cap.row.file
+    file = cap.file
     unit = found.statement  # the ops are those of every line of the line's statement
     lines = [cap.source.line(n) for n in unit.lines]
     if args.json:
