@@ -59,24 +59,12 @@ class StepCounts:
 NO_CHANGE = StepCounts()
 
 
-@dataclass(eq=False)
-class PassStep:
-    """What one pass did: its place (sides, parent, depth), its structural counts,
-    and its op-form detail."""
+class PassHeader:
+    """The header fields of a pass, read off its stored row: shared by
+    :class:`PassStep` and :class:`irscope.core.passes.Pass`."""
 
-    index: int
-    """Position in the capture's pass list (0-based; what ``--pass N`` takes)."""
     row: PassRow
-    """The stored header (stage, kind, when, name, argument, anchor, seconds...)."""
-    place: StepPlace
-    forms: PassChange
-    """The op-form detail: op-form counts (``added``/``removed``/``modified`` of op
-    forms), op totals before and after, op names introduced and erased."""
-    _diff: Callable[[], StageDiff | None] = field(repr=False)
-    _counts: Callable[[], StepCounts] | None = field(default=None, repr=False)
-    """The counts of ``_diff`` made without its changes (None: read them off the diff)."""
 
-    # -- header ----------------------------------------------------------------
     @property
     def name(self) -> str:
         return self.row.name
@@ -101,7 +89,26 @@ class PassStep:
 
     @property
     def seconds(self) -> float | None:
+        """The pass's time from MLIR's or LLVM's timing report, when one names it."""
         return self.row.seconds
+
+
+@dataclass(eq=False)
+class PassStep(PassHeader):
+    """What one pass did: its place (sides, parent, depth), its structural counts,
+    and its op-form detail."""
+
+    index: int
+    """Position in the capture's pass list (0-based; what ``--pass N`` takes)."""
+    row: PassRow
+    """The stored header (stage, kind, when, name, argument, anchor, seconds...)."""
+    place: StepPlace
+    forms: PassChange
+    """The op-form detail: op-form counts (``added``/``removed``/``modified`` of op
+    forms), op totals before and after, op names introduced and erased."""
+    _diff: Callable[[], StageDiff | None] = field(repr=False)
+    _counts: Callable[[], StepCounts] | None = field(default=None, repr=False)
+    """The counts of ``_diff`` made without its changes (None: read them off the diff)."""
 
     @property
     def anchor(self) -> str:

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from irscope.ir import Module
-from irscope.core.pass_steps import PassStep
+from irscope.core.pass_steps import PassHeader, PassStep
 from irscope.store.bundle import PassRow
 
 
 
 @dataclass(eq=False)
-class Pass:
+class Pass(PassHeader):
     """A per-pass snapshot (the IR before its pass for Triton's MLIR dumps, after it
     for LLVM's: :attr:`PassStep.snapshot` says which) and what the pass did."""
 
@@ -27,32 +27,6 @@ class Pass:
     (``step.counts``) and its op-form detail (``step.forms``)."""
     _text: Callable[[], str] = field(repr=False)
     _module: Callable[[], Module] = field(repr=False)
-
-    @property
-    def name(self) -> str:
-        return self.row.name
-
-    @property
-    def stage(self) -> str:
-        return self.row.stage
-
-    @property
-    def kind(self) -> str:
-        """Snapshot kind: ``mlir``, ``llvm`` or ``mir``."""
-        return self.row.kind
-
-    @property
-    def argument(self) -> str:
-        return self.row.argument
-
-    @property
-    def when(self) -> str:
-        return self.row.when
-
-    @property
-    def seconds(self) -> float | None:
-        """The pass's time from MLIR's or LLVM's timing report, when one names it."""
-        return self.row.seconds
 
     @property
     def changed(self) -> bool:
