@@ -193,17 +193,22 @@ class PassStep(PassHeader):
     def ops_after(self) -> int:
         return self.forms.ops_after
 
-    def effect(self) -> str:
+    def effect(self, unknown: str = "?", attrs: str = "attrs", minus: str = "-", grouped: bool = False) -> str:
         """``+a -r ~c >m`` (only the non-zero ones), ``unchanged``, ``attrs`` (only
-        text outside the ops changed) or ``?`` (unknown)."""
+        text outside the ops changed) or ``?`` (unknown). Views word the two odd cases
+        and the minus sign their own way, and ``grouped`` puts thousands separators in."""
         if not self.after_known:
-            return "?"
+            return unknown
         if not self.changed:
             return "unchanged"
         c = self.counts
-        parts = [f"+{c.added}" if c.added else "", f"-{c.removed}" if c.removed else "",
-                 f"~{c.changed}" if c.changed else "", f">{c.moved}" if c.moved else ""]
-        return " ".join(x for x in parts if x) or "attrs"
+
+        def n(v: int) -> str:
+            return f"{v:,}" if grouped else str(v)
+
+        parts = [f"+{n(c.added)}" if c.added else "", f"{minus}{n(c.removed)}" if c.removed else "",
+                 f"~{n(c.changed)}" if c.changed else "", f">{n(c.moved)}" if c.moved else ""]
+        return " ".join(x for x in parts if x) or attrs
 
     def to_json(self) -> dict:
         """The ``irscope passes --json`` object (docs/cli-json.md)."""

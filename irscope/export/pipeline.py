@@ -30,16 +30,8 @@ def _seconds(s: float | None) -> str:
 
 
 def _effect(p) -> str:
-    s = p.step
-    if not s.after_known:
-        return "effect unknown (IR after it not comparable)"
-    if not s.changed:
-        return "unchanged"
-    c = s.counts
-    parts = [f"+{c.added:,}" if c.added else "", f"\u2212{c.removed:,}" if c.removed else "",
-             f"~{c.changed:,}" if c.changed else "", f">{c.moved:,}" if c.moved else ""]
-    text = " ".join(x for x in parts if x) or "changed (no op changed: attributes, locations)"
-    return text
+    return p.step.effect(unknown="effect unknown (IR after it not comparable)", minus="\u2212", grouped=True,
+                         attrs="changed (no op changed: attributes, locations)")
 
 
 def pipeline_graph(capture, other=None) -> OpGraph:
