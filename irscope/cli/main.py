@@ -102,10 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     import importlib
 
-    for module in _VIEW_COMMANDS.values():
-        importlib.import_module(module).add_parser(sub)
+    for name, module in _VIEW_COMMANDS.items():
+        importlib.import_module(_PARSER_MODULES.get(name, module)).add_parser(sub)
     return p
 
+
+# Commands whose arguments are declared apart from their (heavy) module.
+_PARSER_MODULES = {"diff": "irscope.cli.diff_args"}
 
 # Commands that live in their own module: each has ``add_parser(sub)`` and
 # ``main(args) -> int``.  Only the chosen one's heavy imports run (inside main).
