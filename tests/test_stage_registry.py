@@ -37,7 +37,7 @@ ALLOWED: dict[str, tuple[dict[str, int], str]] = {
     "capture/child/irscope_child_source.py": ({"source": 1}, "the stdlib-only hook's source field"),
     "capture/ingest.py": ({"error": 4, "source": 1}, "fields of the meta.json the hook writes"),
     "compiler/pass_catalog.py": ({"source": 1}, "pass_catalog.json's field: where a pass is defined"),
-    "core/capture.py": ({"error": 1}, "the error column of the bundle's runs table"),
+    "core/capture_records.py": ({"error": 1}, "the error column of the bundle's runs table"),
     "export/render.py": ({"json": 2}, "the json picture format, beside svg, png and dot"),
     "cli/export_cmd.py": ({"json": 2}, "the json picture format, beside svg, png and dot"),
     "cli/layout_cmd.py": ({"json": 4, "source": 1},
