@@ -315,3 +315,70 @@ def test_autograd_forward_and_backward_capture_both_kernels(tmp_path):
     assert "SIGABRT" not in p.stderr and "note:" not in p.stderr
     assert "GRAD (4096,) cuda:0" in p.stdout + p.stderr
     assert [c["variant"].split(",")[0] for c in ls_json(out)] == ["BLOCK=512", "BLOCK=256"]
+
+
+# -- 8. custom operators run their real implementation -------------------------------
+
+CUSTOM_OPS = VECTOR_ADD + '''
+from torch.library import triton_op, wrap_triton
+
+
+@triton_op("irscope_test::tadd", mutates_args={})
+def tadd(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    wrap_triton(add_kernel)[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK=256)
+    return out
+
+
+@torch.library.custom_op("irscope_test::twice", mutates_args=(), device_types="cuda")
+def twice(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    add_kernel[(triton.cdiv(x.numel(), 128),)](x, x, out, x.numel(), BLOCK=128)
+    return out
+
+
+@twice.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def _twice_backward(ctx, g):
+    dx = torch.empty_like(g)
+    add_kernel[(triton.cdiv(g.numel(), 64),)](g, g, dx, g.numel(), BLOCK=64)
+    return dx
+
+
+twice.register_autograd(_twice_backward)
+
+lib = torch.library.Library("irscope_old", "DEF")  # the older registration API
+lib.define("add(Tensor x, Tensor y) -> Tensor")
+
+
+def _old_add(x, y):
+    out = torch.empty_like(x)
+    add_kernel[(triton.cdiv(x.numel(), 32),)](x, y, out, x.numel(), BLOCK=32)
+    return out
+
+
+lib.impl("add", _old_add, "CUDA")
+torch.library.register_fake("irscope_old::add")(lambda x, y: torch.empty_like(x))
+
+x = torch.randn(4096, device=DEVICE, requires_grad=True)
+z = tadd(x.detach(), x.detach())
+w = torch.ops.irscope_old.add(z, z)
+twice(x).sum().backward()
+print("CUSTOM", tuple(z.shape), tuple(w.shape), tuple(x.grad.shape))
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["installed", "3.0", "3.9"])
+def test_custom_ops_run_their_real_implementation(tmp_path, version):
+    script = write_script(tmp_path, "custom_ops.py", CUSTOM_OPS)
+    out = tmp_path / "c.irscope"
+    python = [] if version == "installed" else ["--python", _python(version)]
+    p = irscope("run", script, *python, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "CUSTOM (4096,) (4096,) (4096,)" in p.stdout + p.stderr
+    # triton_op, the older Library.impl, custom_op forward, then its backward: launch order.
+    assert [c["variant"].split(",")[0] for c in ls_json(out)] == ["BLOCK=256", "BLOCK=32", "BLOCK=128", "BLOCK=64"]

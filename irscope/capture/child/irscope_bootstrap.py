@@ -4,7 +4,7 @@ Runs SCRIPT as ``__main__`` the way ``python SCRIPT`` would, after irscope's hoo
 is in place (sitecustomize installed it). In compile-only mode, tensors are fake
 (torch's FakeTensorMode: shapes, dtypes and strides, no data) and Triton's driver
 is a stand-in, so ``kernel[grid](...)`` compiles for the chosen target and skips
-the launch. Standard library only, like the hook.
+the launch (irscope_fake_tensors.py says what those tensors can and cannot do). Standard library only, like the hook.
 
 A failure of the script is written to ``IRSCOPE_SPOOL/script_error.json`` (one
 line for the user, plus the traceback), so the parent can report it and keep
@@ -67,30 +67,6 @@ def _current_target(hook):
         return hook._target_text(sys.modules["triton.runtime.driver"].driver.active.get_current_target())
     except Exception:  # any error of Triton's driver probe: the target stays unknown
         return ""
-
-
-def _compile_only_context(target):
-    """Fake tensors for compile-only mode, or a no-op context without torch; torch.cuda
-    answers for ``target``'s device."""
-    import contextlib
-
-    try:
-        import torch
-    except ImportError:
-        return contextlib.nullcontext()
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    import irscope_cuda_guard  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
-    import irscope_devices  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
-
-    # Loaded (or not) by the hook at interpreter start, before torch was imported.
-    why = irscope_cuda_guard.PROBLEM[0]
-    if why:
-        sys.stderr.write("irscope: compile-only: torch operations that need a CUDA device guard (.contiguous() of a "
-                         "transposed tensor, autograd...) will fail: no guard could be built (%s)\n" % why)
-    # torch.cuda's device queries answer for the target's device (irscope_devices' table).
-    irscope_devices.patch_torch_cuda(torch, irscope_devices.device_for(target or "sm_90"))
-    return FakeTensorMode(allow_non_fake_inputs=True)
 
 
 def _die_with_parent():
@@ -160,7 +136,12 @@ def main(argv):
         "python_executable": sys.executable,
     })
     try:
-        ctx = _compile_only_context(irscope_child_hook.TARGET) if compile_only else None
+        if compile_only:
+            import irscope_fake_tensors  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+
+            ctx = irscope_fake_tensors.compile_only_context(irscope_child_hook.TARGET)
+        else:
+            ctx = None
         if ctx is None:
             runpy.run_path(script, run_name="__main__")
         else:

@@ -1,0 +1,99 @@
+"""The tensors of a compile-only run: torch's fake tensors (shapes, dtypes, strides,
+devices; no data), with two additions real scripts need.
+
+- ``torch.cuda``'s device queries answer for the target's device
+  (:mod:`irscope_devices`' table), and a CUDA device guard exists
+  (:mod:`irscope_cuda_guard`), so views, ``.contiguous()`` and autograd work.
+- **Custom operators run their real implementation.** Under a plain
+  ``FakeTensorMode`` an operator made with ``torch.library.custom_op``,
+  ``triton_op`` or ``Library.impl(..., "CUDA")`` runs its *fake* implementation
+  (its ``register_fake`` function), which only makes output shapes: the Triton
+  kernels inside the real one never launch, so they are never compiled, and a
+  script that launches two kernels would yield one. :class:`CompileOnlyMode`
+  calls the operator's CUDA kernel (or its device-independent one, for an
+  operator of the user's own namespace) instead, still on fake tensors, so its
+  launches compile as any other launch does.
+
+Why fake tensors and not host-backed ones: fake tensors cost no memory for a
+tensor's data (a model script with multi-GB weights captures on a laptop) and no
+time for torch's math, and every Triton launch only reads shapes, strides, dtypes
+and pointer alignment. What they cannot do is give a value: ``.item()``,
+``.tolist()`` or a data-dependent branch stop the script, and irscope reports the
+line (see the user guide's compile-only section).
+
+Standard library and torch only: this runs in the captured script's process.
+"""
+
+import sys
+
+# Namespaces of torch's own operators: their fake implementations are exact, and
+# their "real" ones are the CPU build's, which cannot take CUDA tensors.
+_TORCH_NAMESPACES = frozenset({
+    "aten", "prims", "prim", "debugprims", "rngprims", "_c10d_functional", "c10d", "c10d_functional",
+    "_dtensor", "profiler", "quantized", "_quantized", "inductor", "mkldnn", "mkl", "onednn", "fbgemm",
+    "_nested_tensor", "higher_order", "_test",
+})
+
+
+def real_kernel_key(func, torch):
+    """The dispatch key whose kernel is ``func``'s real implementation for CUDA
+    tensors, or None to keep the fake one. A CUDA kernel exists in a CPU build of
+    torch only when the user (or a library) registered it; a device-independent
+    (``CompositeExplicitAutograd``) one counts only outside torch's namespaces,
+    where it is what ``custom_op`` without ``device_types`` and ``triton_op``
+    register."""
+    namespace = getattr(func, "namespace", None)
+    if not namespace or namespace in _TORCH_NAMESPACES:
+        return None
+    keys = torch._C.DispatchKey
+    for key in (keys.CUDA, keys.CompositeExplicitAutograd):
+        if torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), key):
+            return key
+    return None
+
+
+def make_mode(torch):
+    """A ``FakeTensorMode`` that runs custom operators' real implementations."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    class CompileOnlyMode(FakeTensorMode):
+        """Fake tensors; custom operators run for real (see the module notes)."""
+
+        _real_keys: dict = {}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            try:
+                key = self._real_keys[func]
+            except KeyError:
+                key = self._real_keys[func] = real_kernel_key(func, torch)
+            except TypeError:  # an unhashable operator-like object: torch decides
+                key = None
+            if key is None:
+                return super().__torch_dispatch__(func, types, args, kwargs or {})
+            # Inside __torch_dispatch__ the mode is off; the implementation's own
+            # factories (torch.empty(..., device="cuda")) need it back on.
+            with self:
+                return func._op_dk(key, *args, **(kwargs or {}))
+
+    return CompileOnlyMode(allow_non_fake_inputs=True)
+
+
+def compile_only_context(target):
+    """The context a compile-only script runs in: :class:`CompileOnlyMode`, with
+    ``torch.cuda`` answering for ``target``'s device; a no-op without torch."""
+    import contextlib
+
+    try:
+        import torch
+    except ImportError:
+        return contextlib.nullcontext()
+    import irscope_cuda_guard  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+    import irscope_devices  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+
+    # Loaded (or not) by the hook at interpreter start, before torch was imported.
+    why = irscope_cuda_guard.PROBLEM[0]
+    if why:
+        sys.stderr.write("irscope: compile-only: torch operations that need a CUDA device guard (.contiguous() of a "
+                         "transposed tensor, autograd...) will fail: no guard could be built (%s)\n" % why)
+    irscope_devices.patch_torch_cuda(torch, irscope_devices.device_for(target or "sm_90"))
+    return make_mode(torch)
