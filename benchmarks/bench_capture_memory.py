@@ -86,13 +86,16 @@ def _is_child_script(pid: int) -> bool:
         return False
 
 
-def one_run(script: str, llvm_passes: bool, pythonpath: str | None, keep: str | None) -> dict:
+def one_run(script: str, llvm_passes: bool, pythonpath: str | None, keep: str | None,
+            extra: tuple[str, ...] = ()) -> dict:
+    """One `irscope run SCRIPT`; `extra` is added to its arguments (`--target sm_90`, `--` and the script's)."""
     with tempfile.TemporaryDirectory() as tmp:
         bundle = os.path.join(tmp, "b.irscope")
         peak_file = os.path.join(tmp, "parent_peak_kb")
         cmd = [sys.executable, "-c", WRAPPER, peak_file, "run", script, "-q", "--no-open", "-o", bundle]
         if llvm_passes:
             cmd.append("--llvm-passes")
+        cmd.extend(extra)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, ROOT, env.get("PYTHONPATH")) if p)
         child_peak: dict[int, int] = {}

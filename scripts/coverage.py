@@ -107,14 +107,18 @@ def bundle_path(out_dir: Path, v: str) -> Path:
     return out_dir / f"triton-{minor(v)}.irscope"
 
 
-def run_one(v: str, py: Path, script: Path, targets: list[str], bundle: Path, timeout: float) -> dict:
-    cmd = [str(ROOT / ".venv" / "bin" / "irscope"), "run", str(script.relative_to(ROOT)), "--no-open", "--python", str(py),
+def run_one(v: str, py: Path, script: Path, targets: list[str], bundle: Path, timeout: float,
+            cwd: Path = ROOT) -> dict:
+    """One ``irscope run`` of SCRIPT (all TARGETS in that call) into BUNDLE, under a timeout,
+    from CWD (a script that writes files, such as a tutorial's plots, runs in a scratch folder)."""
+    shown = script.relative_to(ROOT) if cwd == ROOT else script.resolve()
+    cmd = [str(ROOT / ".venv" / "bin" / "irscope"), "run", str(shown), "--no-open", "--python", str(py),
            *[a for t in targets for a in ("--target", t)], "-o", str(bundle), "--json", "-q"]
     t0 = time.monotonic()
     timed_out = False
     try:
         # start_new_session: on a timeout the whole process group (irscope and its child) is ended.
-        p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              start_new_session=True)
         try:
             out, err = p.communicate(timeout=timeout)

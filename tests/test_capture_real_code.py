@@ -382,3 +382,29 @@ def test_custom_ops_run_their_real_implementation(tmp_path, version):
     assert "CUSTOM (4096,) (4096,) (4096,)" in p.stdout + p.stderr
     # triton_op, the older Library.impl, custom_op forward, then its backward: launch order.
     assert [c["variant"].split(",")[0] for c in ls_json(out)] == ["BLOCK=256", "BLOCK=32", "BLOCK=128", "BLOCK=64"]
+
+
+# -- AMD's driver properties: tutorial 02 sizes its grid on AMD from max_threads_per_sm --
+
+AMD_DRIVER_PROPS = VECTOR_ADD + '''
+import json
+props = triton.runtime.driver.active.utils.get_device_properties(0)
+waves = props["max_threads_per_sm"] // props["warpSize"]  # as Triton's tutorial 02 does on AMD
+print("PROPS " + json.dumps({"max_threads_per_sm": props["max_threads_per_sm"], "warpSize": props["warpSize"]}))
+x = torch.randn(4096, device=DEVICE)
+out = torch.empty_like(x)
+add_kernel[(props["multiprocessor_count"] * waves // 4,)](x, x, out, 4096, BLOCK=1024)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["installed", "3.9"])
+def test_amd_driver_properties_hold_max_threads_per_sm(tmp_path, version):
+    script = write_script(tmp_path, "amd_props.py", AMD_DRIVER_PROPS)
+    out = tmp_path / "a.irscope"
+    python = [] if version == "installed" else ["--python", _python(version)]
+    p = irscope("run", script, *python, "--target", "gfx942", "-o", out)
+    assert p.returncode == 0 and "script failed" not in p.stderr, p.stderr
+    d = irscope_devices.DEVICES["gfx942"]
+    assert _printed(p, "PROPS ") == [{"max_threads_per_sm": d.max_threads_per_multi_processor, "warpSize": d.warp_size}]
+    assert [(c["kernel"], c["target"], c["error"]) for c in ls_json(out)] == [("add_kernel", "gfx942", None)]

@@ -49,16 +49,17 @@ def test_pass_dump_coverage(path):
 
 def test_registry():
     parsed = [s.name for s in STAGES.values() if s.parsed and s.base is None]
-    assert parsed == ["ttir", "ttgir", "llir", "ptx", "sass", "mlir"]
+    assert parsed == ["ttir", "ttgir", "llir", "ptx", "amdgcn", "sass", "mlir"]
     info = STAGES["ttgir"]
     assert (info.extension, info.family, info.display_name) == (".ttgir", "mlir",
                                                                 "Triton GPU IR")
     assert for_extension("ptx") is STAGES["ptx"]
     assert for_extension(".cubin") is None
     with pytest.raises(ValueError):
-        parse_stage("amdgcn", "")
+        parse_stage("hsaco", "")
     with pytest.raises(ValueError):
         parse_stage("nope", "")
+    assert parse_stage("amdgcn", "").stage == "amdgcn"
     assert parse_stage("mlir", "").coverage == 1.0
     assert parse_stage("ptx_ttgirloc", "").stage == "ptx"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import irscope
 from irscope import text_guard
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,6 +26,8 @@ TEXTS = {
     "ptx": (CASE / "helper_kernel.ptx").read_text(),
     "sass": (DATA / "3.9.0" / "attn_sm90" / "attn_kernel.sass").read_text(),
 }
+with irscope.open(str(DATA.parent / "layer_norm_gfx942.irscope")) as _bundle:  # gfx942: AMDGCN
+    TEXTS["amdgcn"] = _bundle.captures()[0].stage("amdgcn").text
 # The head of real streams: a few snapshots each (keeps every example fast).
 MLIR_STREAM = (CASE / "mlir_passes.txt").read_text()[:40_000]
 LLVM_STREAM = (DATA / "3.6.0" / "add_sm80" / "llvm_passes.txt").read_text()

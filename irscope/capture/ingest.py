@@ -7,6 +7,7 @@ import os
 import re
 from typing import Any
 
+from irscope.compiler.failure_text import FRONTEND_AT, meaningful_line
 from irscope.compiler.passdump import split_pass_dump
 from irscope.compiler.stages import (AMDGCN, BINARY_STAGES, CUBIN, ERROR, EXACT_STAGES, JSON, KIND_LLVM, KIND_MIR,
                                      KIND_MLIR, LLIR, LOG, PTX, SASS)
@@ -51,7 +52,7 @@ def _error_summary(error: dict, meta: dict | None = None) -> str:
     """One line for a compile error: type, where (frontend errors), the most telling line."""
     message = error.get("message") or ""
     etype = error.get("type", "Error")
-    frontend = _FRONTEND_AT.match(message.lstrip())
+    frontend = FRONTEND_AT.match(message.lstrip())
     if frontend or error.get("where"):
         # CompilationError puts the source snippet first and the reason last.
         lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip() and not set(ln.strip()) <= {"^", " ", "~"}]
@@ -59,34 +60,6 @@ def _error_summary(error: dict, meta: dict | None = None) -> str:
         where = _frontend_where(error, frontend, meta or {})
         return f"{etype} at {where}: {reason[:300]}" if where else f"{etype}: {reason[:300]}"
     return f"{etype}: {meaningful_line(message)[:300]}"
-
-
-_FRONTEND_AT = re.compile(r"at (\d+):(\d+):")
-# Lines that come with a failure but say nothing about it.
-_NOISE = ("repro command", "`ptxas` stderr", "ptxas fatal", "ptxas info", "failure value returned",
-          "unreachable executed", "stack dump", "please submit", "please share", "program arguments",
-          "internal triton ptx codegen error", "ptxas error: internal triton", "0.\t", "1.\t", "2.\t")
-_TOOL_ERROR = re.compile(r"^(?:ptxas\S*)?\s*(?P<file>\S+), line (?P<line>\d+); (?:fatal )?error\s*:\s*(?P<msg>.+)$")
-_DIAGNOSTIC = re.compile(r"(?:^|\s)(?:LLVM ERROR|error|fatal error)\s*:\s*(?P<msg>\S.*)$", re.IGNORECASE)
-
-
-def meaningful_line(text: str) -> str:
-    """The line of a failure's text that says what went wrong: a tool's own
-    diagnostic (``ptxas ..., line 39; error : Not a name of any known
-    instruction: 'bogus'``), an ``LLVM ERROR:``/``error:`` line, else the last
-    line that is not boilerplate (``Repro command: ...``, stack dumps)."""
-    lines = [ln.strip() for ln in (text or "").splitlines()]
-    lines = [ln for ln in lines if ln and set(ln) - {"^", "~", " ", "=", "-"}]
-    for ln in lines:
-        m = _TOOL_ERROR.match(ln)
-        if m:
-            return f"PTX line {m['line']}: {m['msg'].strip()}" if m["file"].endswith(".ptx") else m["msg"].strip()
-    for ln in lines:
-        m = _DIAGNOSTIC.search(ln)
-        if m and not ln.lower().startswith(_NOISE):
-            return ln if len(ln) <= 300 else m["msg"]
-    useful = [ln for ln in lines if not ln.lower().startswith(_NOISE) and not re.match(r"#\d+ 0x", ln)]
-    return useful[-1] if useful else (lines[-1] if lines else "")
 
 
 def _frontend_where(error: dict, at: re.Match | None, meta: dict) -> str:

@@ -10,10 +10,10 @@ def add_parser(sub) -> None:
     d = sub.add_parser("diff", help="what changed between two captures, passes, bundles or IR files",
                        description="Compare A and B op by op, robust to SSA renaming. Each side is "
                                    "BUNDLE[:KERNEL][@TARGET][#VARIANT], a whole BUNDLE, or an IR file "
-                                   "(.ttir .ttgir .llir .ptx .sass .mlir, a dump stream, or any name with --format).")
+                                   "(.ttir .ttgir .llir .ptx .amdgcn .sass .mlir, a dump stream, or any name with --format).")
     d.add_argument("sides", nargs="+", metavar="SIDE")
     d.add_argument("--stage", action="append", default=[], metavar="S",
-                   help="only these stages (ttir, ttgir, llir, ptx, sass); repeatable")
+                   help="only these stages (ttir, ttgir, llir, ptx, amdgcn, sass); repeatable")
     d.add_argument("--line", type=int, metavar="N", help="only what Python line N became")
     d.add_argument("--pass", dest="pass_index", type=int, metavar="N",
                    help="compare pass snapshot N of each capture side instead of the final stages")

@@ -32,7 +32,7 @@ def add_parser(sub) -> None:
                     "clusters), the pass pipeline (--pipeline) or the lineage of one Python line (--lineage), "
                     "drawn by Graphviz's dot.")
     add_selection(p)
-    p.add_argument("--stage", default=TTGIR, help="ttir, ttgir, llir, ptx, sass (default ttgir)")
+    p.add_argument("--stage", default=TTGIR, help="ttir, ttgir, llir, ptx, amdgcn, sass (default ttgir)")
     p.add_argument("--format", choices=FORMATS, help="svg, png, dot or json (default: from -o's extension; "
                    "dot on stdout without -o)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (replaced whole, never half-written)")

@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cat = sub.add_parser("cat", help="print one stage or pass snapshot of a kernel")
     selection(cat)
-    cat.add_argument("--stage", default=TTGIR, help="ttir, ttgir, llir, ptx, sass, source, json, log (default ttgir)")
+    cat.add_argument("--stage", default=TTGIR, help="ttir, ttgir, llir, ptx, amdgcn, sass, source, json, log (default ttgir)")
     cat.add_argument("--pass", dest="pass_index", type=int, metavar="N", help="the N-th per-pass snapshot instead (0-based)")
     cat.add_argument("-o", "--output", metavar="FILE",
                      help="write it to FILE (replaced whole, never half-written) instead of stdout; "
@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     lk = sub.add_parser("links", help="what one op became (or came from) in every other stage")
     selection(lk, kernel_optional=True)
-    lk.add_argument("--stage", default=TTGIR, help="stage of the op: ttir, ttgir, llir, ptx, sass (default ttgir)")
+    lk.add_argument("--stage", default=TTGIR, help="stage of the op: ttir, ttgir, llir, ptx, amdgcn, sass (default ttgir)")
     lk.add_argument("--op-line", type=int, required=True, metavar="N", help="line of the op in that stage's text")
     lk.add_argument("--json", action="store_true", help="a JSON object: stage, line, text, links")
 

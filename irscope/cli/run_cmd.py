@@ -43,6 +43,10 @@ def _compile(args, targets: list[str], command: list[str]) -> int:
         raise IrscopeError(f"{args.spec!r}: expected FILE::KERNEL, e.g. kernels.py::add_kernel")
     if not os.path.isfile(path):
         raise IrscopeError(f"{path}: no such file")
+    defined = top_level_names(path)
+    if defined is not None and kernel not in defined:
+        # Said before any run begins: a misspelt name adds no empty run to the bundle.
+        raise IrscopeError(f"{path} has no kernel named {kernel!r}" + _close_names(kernel, defined))
     types, divisible = parse_signature(args.signature)
     constexprs = {}
     for item in args.constexpr:
@@ -66,6 +70,44 @@ def _compile(args, targets: list[str], command: list[str]) -> int:
         script = os.path.join(CHILD_DIR, "irscope_compile_kernel.py")
         req = CaptureRequest(script, [spec_path], args.python, targets or ["sm_90"], args.llvm_passes, args.exact_links)
         return capture_into(req, output, command, args, strict=True, noun="compile")
+
+
+def top_level_names(path: str) -> set[str] | None:
+    """The names a Python file defines at its top level (functions, classes,
+    assignments, imports, in ``if``/``try`` blocks too), read without running it; None
+    when that cannot tell (a syntax error, ``from x import *``, unreadable): the
+    child then looks the name up itself."""
+    import ast
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    names: set[str] = set()
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" for a in node.names):
+                return None
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        else:  # if / try / with / for blocks at the top level define names too
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                todo.extend(getattr(node, field, None) or [])
+    return names
+
+
+def _close_names(name: str, defined: set[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(defined), n=3)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
 def parse_signature(text: str) -> tuple[dict[str, str], list[str]]:

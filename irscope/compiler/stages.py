@@ -43,6 +43,7 @@ FAMILY_LLVM = "llvm"
 """LLVM IR, and the MIR of codegen passes (the LLVM IR parser reads both)."""
 FAMILY_PTX = "ptx"
 FAMILY_SASS = "sass"
+FAMILY_AMDGCN = "amdgcn"
 
 # Kinds of pass snapshot (the bundle's ``passes.kind``; SNAPSHOT_KINDS describes each).
 KIND_MLIR = "mlir"
@@ -71,8 +72,8 @@ class Stage:
     extension: str = ""
     """File extension Triton writes (``.ttgir``); '' when the stage is no Triton file."""
     family: str | None = None
-    """Parser family that reads the text: ``mlir``, ``llvm``, ``ptx``, ``sass``; None
-    when irscope does not parse it (sources, binaries, JSON, logs, AMDGCN)."""
+    """Parser family that reads the text: ``mlir``, ``llvm``, ``ptx``, ``sass``,
+    ``amdgcn``; None when irscope does not parse it (sources, binaries, JSON, logs)."""
     binary: bool = False
     """Stored as bytes (cubin, hsaco), not text."""
     lowering: bool = False
@@ -89,6 +90,10 @@ class Stage:
     """How tables abbreviate it ('' for the name itself)."""
     language: str | None = None
     """Highlighting language of its text (``LANG_*``); None when it is not highlighted."""
+    line_links: bool = False
+    """Its debug locations give only the innermost file and line (no column, no
+    inlined-at chain: SASS from ``nvdisasm``), so links to and from it join on the
+    Python line (``same-line``) instead of the whole location chain."""
 
     @property
     def short(self) -> str:
@@ -108,13 +113,14 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
           language=LANG_MLIR),
     Stage(LLIR, 3, "LLVM IR", ".llir", FAMILY_LLVM, lowering=True, passes_kind=KIND_LLVM, language=LANG_LLVM),
     Stage(PTX, 4, "PTX", ".ptx", FAMILY_PTX, lowering=True, passes_input=LLIR, language=LANG_PTX),
-    Stage(AMDGCN, 5, "AMDGCN assembly", ".amdgcn", language=LANG_AMDGCN),
+    Stage(AMDGCN, 5, "AMDGCN assembly", ".amdgcn", FAMILY_AMDGCN, lowering=True, language=LANG_AMDGCN),
     Stage(CUBIN, 6, "CUDA binary", ".cubin", binary=True),
     Stage(HSACO, 7, "AMD code object", ".hsaco", binary=True),
-    Stage(SASS, 8, "SASS", ".sass", FAMILY_SASS, lowering=True, language=LANG_SASS),
+    Stage(SASS, 8, "SASS", ".sass", FAMILY_SASS, lowering=True, language=LANG_SASS, line_links=True),
     Stage(LLIR_TTGIRLOC, 9, "LLVM IR (TTGIR locations)", "", FAMILY_LLVM, base=LLIR, language=LANG_LLVM),
     Stage(PTX_TTGIRLOC, 10, "PTX (TTGIR locations)", "", FAMILY_PTX, base=PTX, language=LANG_PTX),
-    Stage(SASS_TTGIRLOC, 11, "SASS (TTGIR locations)", "", FAMILY_SASS, base=SASS, language=LANG_SASS),
+    Stage(SASS_TTGIRLOC, 11, "SASS (TTGIR locations)", "", FAMILY_SASS, base=SASS, language=LANG_SASS,
+          line_links=True),
     Stage(JSON, 12, "Triton metadata", ".json"),
     Stage(LOG, 13, "compile log"),
     Stage(MLIR, 14, "MLIR pass snapshot", ".mlir", FAMILY_MLIR, language=LANG_MLIR),
@@ -127,7 +133,8 @@ STAGE_ORDER: tuple[str, ...] = tuple(STAGES)
 """Stage names in pipeline order."""
 
 LOWERING: tuple[str, ...] = tuple(s.name for s in STAGES.values() if s.lowering)
-"""The stages ops are traced through, in order: ttir, ttgir, llir, ptx, sass."""
+"""The stages ops are traced through, in order: ttir, ttgir, llir, ptx, amdgcn, sass
+(a capture has PTX and SASS on NVIDIA, AMDGCN on AMD)."""
 
 EXACT_STAGES: dict[str, str] = {s.base: s.name for s in STAGES.values() if s.base}
 """Normal stage -> the ``--exact-links`` stage that repeats it with TTGIR locations."""
@@ -138,6 +145,13 @@ BINARY_STAGES: tuple[str, ...] = tuple(s.name for s in STAGES.values() if s.bina
 def stage(name: str) -> Stage | None:
     """The registry entry of ``name``, or None for a name irscope does not know."""
     return STAGES.get(name)
+
+
+def line_links(name: str) -> bool:
+    """Whether links to or from stage ``name`` join on the Python line alone
+    (:attr:`Stage.line_links`); False for an unknown name."""
+    s = STAGES.get(name)
+    return s.line_links if s is not None else False
 
 
 def stage_rank(name: str) -> int:

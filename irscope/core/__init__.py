@@ -22,7 +22,7 @@ from irscope.core.summary import CaptureSummary, occupancy_text
 from irscope.core.target import Target, normalise_target
 from irscope.core.variant import Variant
 
-_LAZY = {"Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
+_LAZY = {"Failure": "failure", "Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
          "Pass": "passes", "PassStep": "pass_steps", "StepCounts": "pass_steps", "LineOps": "lines"}
 
 
@@ -34,6 +34,6 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"irscope.core.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'irscope.core' has no attribute {name!r}")
 
-__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "FORMATS", "IRFile", "LineOps", "Occupancy", "OpLinks", "OpOrigin", "Pass",
+__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "FORMATS", "Failure", "IRFile", "LineOps", "Occupancy", "OpLinks", "OpOrigin", "Pass",
            "PassRef", "PassStep", "StepCounts", "Resources", "Run", "Source", "Stage", "StageOrigins", "Target", "Variant",
            "normalise_target", "occupancy_text", "open_bundle", "parse_text", "read_ir_file", "select_capture"]

@@ -24,6 +24,7 @@ from irscope.compiler.stages import EXACT_STAGES, KIND_LLVM, LOWERING, PTX, SOUR
 
 if TYPE_CHECKING:
     from irscope.core.bundle import Bundle
+    from irscope.core.failure import Failure
     from irscope.core.lines import LineOps
     from irscope.core.occupancy import Occupancy
     from irscope.core.origins import StageOrigins
@@ -172,6 +173,14 @@ class Capture:
         from irscope.core.summary import summarise
 
         return self._memo("summary", lambda: summarise(self))
+
+    @property
+    def failure(self) -> "Failure | None":
+        """Why the compile failed (stage, pass, telling lines, the user's line); None
+        when it compiled. What the app's error panel and the report's failure panel show."""
+        from irscope.core.failure import failure_of
+
+        return self._memo("failure", lambda: failure_of(self))
 
     def __repr__(self) -> str:
         return f"<Capture #{self.id} {self.kernel} [{self.variant}] {self.target}>"

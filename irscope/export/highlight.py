@@ -11,6 +11,7 @@ from irscope.compiler.stages import pass_stage
 from irscope.irdiff.engine import diff_modules
 from irscope.irdiff.model import REMOVED, OpRef, StageDiff
 from irscope.ir import Module
+from irscope.ir.python_lines import python_line
 
 
 @dataclass
@@ -23,12 +24,34 @@ class Highlight:
     """Ops only the other side has (their lines are the other side's)."""
     removed_label: str = "removed"
     notes: list[str] = field(default_factory=list)
+    other: Module | None = None
+    """The module ``removed``'s lines are in, so that a focus on Python lines can
+    keep the removed ops of those lines (pairing is done on whole modules first)."""
+
+    def removed_at(self, lines: tuple[int, int], file: str | None, head=None) -> list[OpRef]:
+        """The removed ops whose Python line (the one rule, in ``file``; ``head`` maps a
+        line to its statement's first) is within ``lines``."""
+        if self.other is None:
+            return []
+        by_line = {op.line: op for op in self.other.ops()}
+        lo, hi = lines
+        out = []
+        for ref in self.removed:
+            op = by_line.get(ref.line)
+            py = python_line(op.location, file) if op is not None else None
+            if py is not None and head is not None:
+                py = head(py)
+            if py is not None and lo <= py <= hi:
+                out.append(ref)
+        return out
 
 
 def diff_highlight(drawn: Module, other: Module, fmt: str, other_name: str, heading: str | None = None) -> Highlight:
     """Colour ``drawn`` against ``other``: added = only in ``drawn``. ``heading``
     starts the note (default: ``against OTHER``)."""
-    return highlight_of(diff_modules(other, drawn, fmt), other_name, heading)
+    h = highlight_of(diff_modules(other, drawn, fmt), other_name, heading)
+    h.other = other
+    return h
 
 
 def highlight_of(d: StageDiff, other_name: str, heading: str | None = None) -> Highlight:
@@ -74,6 +97,7 @@ def pass_view(capture, index: int) -> PassView:
         d = diff_modules(after, after, pass_stage(p.kind))
     h = highlight_of(d, f"the IR before {name}", heading=f"{name}, IR after it ({step.after.label})")
     h.removed_label = f"erased by pass {index}"
+    h.other = capture.side_module(step.before)
     if not p.changed:
         h.notes.append(f"pass {index} did not change the IR")
     return PassView(after, f"{name}: IR after it", h)

@@ -26,7 +26,6 @@ Every external text (titles, encodings, op names) goes through
 
 from __future__ import annotations
 
-import html
 import itertools
 import textwrap
 from collections import Counter
@@ -34,6 +33,7 @@ from collections.abc import Callable, Sequence
 
 from irscope.errors import IrscopeError
 
+from .dot_text import html_text
 from .layout_colours import EMPTY_FILL, bank_fill, owner_fill, text_colour
 from .layout_picture import MAX_ELEMENTS, LayoutPicture
 from .style import clean
@@ -46,15 +46,6 @@ FULL_UP_TO = 16384  # text in more cells than this is refused: too big to read o
 TOOLTIPS_UP_TO = 16384  # a hover text per cell costs ~100 bytes of SVG
 ROW_1D = 32  # a warp's worth of lanes per row
 FONT = "Helvetica"
-
-
-def html_text(text: object, limit: int = 0) -> str:
-    """``text`` made safe inside a Graphviz HTML-like label or attribute.
-
-    Entities for ``& < > " '``, and backslashes doubled: Graphviz reads
-    ``\\N``, ``\\G``, ``\\l`` as escapes even in HTML labels (after decoding
-    entities, so ``&#92;`` would not do)."""
-    return html.escape(clean(text, limit), quote=True).replace("\\", "\\\\")
 
 
 def is_compact(picture: LayoutPicture, compact: bool | None = None) -> bool:

@@ -1,12 +1,12 @@
 """The lineage of one Python line: the line, then its TTIR ops, TTGIR ops, LLVM IR,
-PTX and SASS instructions, with the links between adjacent stages.
+PTX and SASS (AMDGCN on AMD) instructions, with the links between adjacent stages.
 
 The ops of each stage are those of the line's statement by the one rule
 (:meth:`irscope.core.Capture.ops_at_line`: a statement spanning lines owns the ops
 of all of them); links come from the capture's link
 graph (:meth:`irscope.core.Capture.links`) and are drawn by kind: solid for
 op-exact ones (``same-op``, ``exact``, ``derived``), dashed for links by location
-only (``same-location``), dotted for SASS's by-line links (``same-line``). The
+only (``same-location``), dotted for by-line links (``same-line``: SASS). The
 notes say, per stage pair, which kind the links are, and how to get exact ones.
 A stage with many ops at the line folds them by op name, so the picture stays one
 screen.
@@ -33,7 +33,7 @@ _EDGE_LOOK: dict[str, dict[str, object]] = {"same-op": {"penwidth": 2.0}, "exact
               "same-location": {"style": "dashed"}, "same-line": {"style": "dotted"}}
 _KIND_WORDS = {"same-op": "op-exact (same op, same location chain)", "exact": "op-exact (--exact-links)",
                "derived": "derived (ops passes added at a location TTIR ops share)",
-               "same-location": "by location only", "same-line": "by Python line only (SASS has no columns)"}
+               "same-location": "by location only", "same-line": "by Python line only (the stage prints no columns)"}
 
 
 def lineage_graph(capture, line: int) -> OpGraph:
@@ -81,8 +81,10 @@ def lineage_graph(capture, line: int) -> OpGraph:
     if any(len(per_stage[s]) > PER_STAGE for s in stages):
         notes.append(f"stages with more than {PER_STAGE} ops at the line are folded by op name")
     g.graph["notes"] = [clean(n, 300) for n in notes]
-    g.graph["legend"] = [["op-exact link: solid", "#555555"], ["by location: dashed", "#555555"],
-                         ["by line: dotted", "#555555"]]
+    # Node fills are dialects (as in stage graphs); the links are told apart by line style.
+    dialects = {d: dialect_fill(d) for s in stages for d in dict.fromkeys(op.dialect or s for op in per_stage[s])}
+    g.graph["legend"] = [[d, c] for d, c in list(dialects.items())[:12]] + [
+        ["op-exact link: solid", "#555555"], ["by location: dashed", "#555555"], ["by line: dotted", "#555555"]]
     return OpGraph(g, list(g.graph["notes"]), sum(len(per_stage[s]) for s in stages))
 
 

@@ -137,6 +137,12 @@ def module_graph(module: Module, *, title: str, file: str | None = None, lines: 
     if highlight is not None:
         notes.extend(highlight.notes)
     removed = highlight.removed if highlight is not None else []
+    if removed and lines is not None and highlight is not None:
+        # Paired on whole modules first (so an op that moved to another line is not
+        # "only in B"), then focused: the removed ops of these lines only.
+        removed = highlight.removed_at(lines, file, statements.head if statements is not None else None)
+        notes.append(f"{highlight.removed_label}: {len(removed):,} of {len(highlight.removed):,} op(s) at "
+                     f"Python lines {lines[0]}-{lines[1]}")
     drawn_ops = _ops(s, keys)
     if max_nodes is None and drawn_ops > DRAW_ALL_UP_TO:
         max_nodes = DEFAULT_MAX_NODES
@@ -154,15 +160,30 @@ def module_graph(module: Module, *, title: str, file: str | None = None, lines: 
         notes.append(f"collapsed {folded:,} of {len(keys):,} ops and arguments into {len(plan.groups):,} summary "
                      f"nodes (grouped by {by}); {plan.drawn:,} nodes drawn")
     if not s.ssa:
-        notes.append("PTX/SASS registers are not SSA: an edge joins a read to the latest earlier write in text "
+        notes.append("PTX/SASS/AMDGCN registers are not SSA: an edge joins a read to the latest earlier write in text "
                      "order, ignoring branches")
     if s.module_ops:
         notes.append(f"{s.module_ops:,} module-level op(s) (globals, declarations) not drawn")
     _emit(g, s, keys, plan, highlight, module.stage, source_line)
     if removed and highlight is not None:  # (only a highlight has removed ops)
         _removed(g, removed, highlight.removed_label, room)
+    _status_legend(g, highlight)
     g.graph["notes"] = [clean(n, 300) for n in notes]
     return OpGraph(g, list(g.graph["notes"]), total)
+
+
+def _status_legend(g, h: Highlight | None) -> None:
+    """With a highlight, the fills mean statuses, not dialects: the legend says which."""
+    if h is None:
+        return
+    drawn = {a.get("status") for _, a in g.nodes(data=True) if a.get("kind") in ("op", "group", "removed")}
+    pass_view = h.removed_label.startswith("erased")
+    words = {"added": "added by the pass" if pass_view else "only here", "changed": "changed",
+             "moved": "moved", "removed": clean(h.removed_label, 60)}
+    legend = [[words[k], STATUS[k][0]] for k in ("added", "changed", "moved", "removed") if k in drawn]
+    if None in drawn:
+        legend.append(["unchanged", GREY_FILL])
+    g.graph["legend"] = legend
 
 
 def _ops(s: Structure, keys: list[str]) -> int:

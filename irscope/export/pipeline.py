@@ -21,6 +21,12 @@ from .graph import OpGraph, add_cluster, capture_title, new_graph
 from .style import GREY_FILL, GREY_TEXT, STAGE_FILL, STATUS, clean
 
 _CHANGED_FILL = "#dbeafe"
+_NESTED_FILL = "#ffffff"
+SCREEN_PT = (1440, 900)
+"""The screen the picture is laid out for, in points (1920x1200 px at 96 dpi): the
+number of rows per column is chosen so that the estimated picture fits it."""
+_ROW_PT = 37.0  # a two-line pass node (0.3 in high, grown to its text) and the gap under it
+_CHAR_PT = 6.0  # a character of a 10 pt bold label
 
 
 def _seconds(s: float | None) -> str:
@@ -29,7 +35,10 @@ def _seconds(s: float | None) -> str:
     return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
 
 
-def _effect(p) -> str:
+def _effect(p, short: bool = False) -> str:
+    """What pass ``p`` did; ``short`` for a label (the tooltip has the long words)."""
+    if short:
+        return p.step.effect(unknown="effect unknown", minus="\u2212", grouped=True, attrs="attributes/locations")
     return p.step.effect(unknown="effect unknown (IR after it not comparable)", minus="\u2212", grouped=True,
                          attrs="changed (no op changed: attributes, locations)")
 
@@ -63,12 +72,14 @@ def pipeline_graph(capture, other=None) -> OpGraph:
     stage_names = list(dict.fromkeys(p.stage for p in passes))
     chain = [s for s in capture.stages if STAGES.get(s) is not None and s not in (SOURCE, JSON, LOG)]
     order = sorted(dict.fromkeys([*stage_names, *chain]), key=stage_rank)
-    prev = None
+    # What each stage holds, in reading order: units are kept whole in one column (a
+    # pass and the passes it ran inside it, in a cluster under it).
+    stage_units: list[tuple[str, list[list[str]]]] = []
     if SOURCE in capture.stages or capture.source.text:
         g.add_node(SOURCE, kind=SOURCE, shape="note", fill=STAGE_FILL[SOURCE],
                    label=[clean(f"Python: {capture.kernel}", 60), clean(capture.file or "", 60)],
                    tooltip=clean(capture.file or capture.kernel, 300), cluster=None)
-        prev = SOURCE
+        stage_units.append((SOURCE, [[SOURCE]]))
     for stage in order:
         cid = f"stage:{stage}"
         name = display_name(stage)
@@ -77,20 +88,30 @@ def pipeline_graph(capture, other=None) -> OpGraph:
         label = f"{stage}: {name}" + (f" \u00b7 {len(mine)} passes" if mine else "") + \
             (f" \u00b7 {_seconds(total)} timed" if total else "")
         add_cluster(g, cid, clean(label, 120), None, "stage", STAGE_FILL.get(stage, "#fafafa"))
+        units: list[list[str]] = []
+        top: dict[int, int] = {}  # pass index -> the top-level pass of its unit
         for p in mine:
             key = f"pass{p.index}"
-            g.add_node(key, **_pass_attrs(p, cid, marks.get(p.index)))
-            if prev is not None:
-                g.add_edge(prev, key, kind="order")
-            prev = key
+            parent = p.step.parent
+            if parent is not None and parent in top and units:
+                root = top[p.index] = top[parent]
+                ncid = f"nest:{root}"
+                if ncid not in g.graph["clusters"]:
+                    add_cluster(g, ncid, clean(f"inside #{root} {passes[root].name}", 80), cid, "nested",
+                                _NESTED_FILL)
+                g.add_node(key, **_pass_attrs(p, ncid, marks.get(p.index)))
+                units[-1].append(key)
+            else:
+                top[p.index] = p.index
+                g.add_node(key, **_pass_attrs(p, cid, marks.get(p.index)))
+                units.append([key])
         if stage in capture.stages:
             key = f"stage{stage}"
             g.add_node(key, kind="stage", name=stage, cluster=cid, shape="box", style="filled,bold",
                        fill="#ffffff", label=[clean(f"{stage} text", 40), _stage_size(capture, stage)],
                        tooltip=clean(f"the final {name} text", 200))
-            if prev is not None:
-                g.add_edge(prev, key, kind="order")
-            prev = key
+            units.append([key])
+        ghost_keys = []
         for n, occ in enumerate(ghosts.get(stage, ())):
             gcid = f"other:{stage}"
             if n == 0:
@@ -101,8 +122,11 @@ def pipeline_graph(capture, other=None) -> OpGraph:
                        argument=clean(occ.argument, 80), cluster=gcid, shape="box", style="filled,dashed",
                        fill=fill, border=border, label=[clean(f"#{occ.index} {occ.name}", 50), "only in the other"],
                        tooltip=clean(f"{occ.name} ({occ.argument}) run {occ.occurrence + 1} of the other capture", 300))
-            if n:
-                g.add_edge(f"other{ghosts[stage][n - 1].index}", key, kind="order", style="dashed", color="#c62828")
+            ghost_keys.append(key)
+        stage_units.append((stage, units))
+        if ghost_keys:  # the other capture's runs: a column group of their own, inside the stage
+            stage_units.append((stage, [[k] for k in ghost_keys]))
+    _grid(g, stage_units)
     g.graph["notes"] = notes
     g.graph["legend"] = [["changed the IR", _CHANGED_FILL], ["unchanged", GREY_FILL]] + (
         [["only here", STATUS["only-here"][0]], ["only in the other", STATUS["only-other"][0]],
@@ -122,7 +146,8 @@ def _pass_attrs(p, cid: str, mark: str | None) -> dict:
     c = s.counts
     effect = _effect(p)
     nested = "\u21b3 " * s.depth
-    lines = [clean(f"{nested}#{p.index} {p.name}", 50), effect + (f" \u00b7 {_seconds(p.seconds)}" if p.seconds else "")]
+    lines = [clean(f"{nested}#{p.index} {p.name}", 50),
+             _effect(p, short=True) + (f" \u00b7 {_seconds(p.seconds)}" if p.seconds else "")]
     attrs = {"kind": "pass", "index": p.index, "name": clean(p.name, 80), "argument": clean(p.argument, 80),
              "stage": p.stage, "changed": s.changed, "added": c.added, "removed": c.removed,
              "modified": c.changed, "moved": c.moved, "depth": s.depth, "parent": s.parent,
@@ -138,3 +163,77 @@ def _pass_attrs(p, cid: str, mark: str | None) -> dict:
         attrs |= {"fill": fill, "border": border, "penwidth": 2.5}
         lines.append("only in this capture" if mark == "only-here" else "effect differs from the other")
     return attrs
+
+
+def _label_width(attrs: dict) -> float:
+    lines = attrs.get("label") or [""]
+    return max([len(lines[0]) * _CHAR_PT] + [len(t) * 5.2 for t in lines[1:]]) + 24
+
+
+def _columns(groups: list[list[list[str]]], rows: int) -> list[list[str]]:
+    """The columns of ``groups`` (each starts a column) with at most ``rows`` nodes
+    each; a unit (a pass and its nested passes) is never split, so a longer one
+    makes a longer column."""
+    cols: list[list[str]] = []
+    for units in groups:
+        col: list[str] = []
+        for unit in units:
+            if col and len(col) + len(unit) > rows:
+                cols.append(col)
+                col = []
+            col.extend(unit)
+        if col:
+            cols.append(col)
+    return cols
+
+
+def _estimate(g, cols: list[list[str]]) -> tuple[float, float]:
+    """(width, height) in points the picture of ``cols`` will about take."""
+    width = sum(max(_label_width(g.nodes[n]) for n in col) + 24 for col in cols)
+    clusters = g.graph["clusters"]
+    height = 0.0
+    for col in cols:
+        nests = {g.nodes[n].get("cluster") for n in col} - {None}
+        nested = sum(1 for c in nests if clusters.get(c, {}).get("kind") != "stage")
+        height = max(height, len(col) * _ROW_PT + 26 * (1 + nested))
+    return width, height + 40 + 14 * (2 + len(g.graph.get("notes", [])))
+
+
+def _grid(g, stage_units: list[tuple[str, list[list[str]]]]) -> None:
+    """Lay the passes out in columns that fit :data:`SCREEN_PT`: each stage starts a
+    column, a column holds as many rows as make the whole picture need the least
+    zoom to fit the screen, stages without passes share one column. Edges join the
+    passes of a column (they set the layout) and each column to the next (dashed,
+    not used for placement)."""
+    groups: list[list[list[str]]] = []
+    singles: list[str] = []
+    for stage, units in stage_units:
+        if stage != SOURCE and len(units) == 1 and len(units[0]) == 1 and g.nodes[units[0][0]].get("kind") == "stage":
+            singles.append(units[0][0])  # PTX, cubin, SASS: one node each
+            continue
+        if singles:
+            groups.append([[k] for k in singles])
+            singles = []
+        groups.append(units)
+    if singles:
+        groups.append([[k] for k in singles])
+    longest = max((len(u) for units in groups for u in units), default=1)
+    total = sum(len(u) for units in groups for u in units)
+    best = None
+    for rows in range(max(4, longest), max(5, total + 1)):
+        w, h = _estimate(g, _columns(groups, rows))
+        zoom = max(w / SCREEN_PT[0], h / SCREEN_PT[1])
+        if best is None or zoom < best[0] - 1e-9:
+            best = (zoom, rows)
+    rows = best[1] if best is not None else total
+    cols = _columns(groups, rows)
+    for col in cols:
+        for a, b in zip(col, col[1:]):
+            g.add_edge(a, b, kind="order")
+    g.graph["columns"] = [list(c) for c in cols]
+    # The column tops on one rank, in reading order (dot would otherwise reorder
+    # columns to shorten edges); compact rows.
+    g.graph["same_rank"] = [[c[0] for c in cols]]
+    g.graph["ranksep"] = "0.15"
+    g.graph["node_height"] = "0.3"
+    g.graph["node_fontsize"] = "10"

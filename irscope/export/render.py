@@ -4,25 +4,23 @@ DOT is written with the ``graphviz`` package; SVG and PNG come from the real
 ``dot`` binary (Debian's ``graphviz``). Escaping, which the tests hold to hostile
 input:
 
-- labels are Graphviz HTML-like labels: every text is HTML-escaped
-  (``html.escape``), and its backslashes doubled, because Graphviz expands
-  ``\\N``, ``\\l``... in HTML labels too;
-- tooltips are quoted strings marked ``nohtml`` (so a text like ``<script>`` is
-  never taken for an HTML label), quotes escaped by the package; a backslash in a
-  tooltip is drawn as U+2216 (``∖``), since Graphviz versions disagree on how many
-  times they unescape a tooltip, and ``&`` is written ``&amp;`` (dot reads entities);
+- labels are Graphviz HTML-like labels: every text goes through
+  :func:`irscope.export.dot_text.html_text` (entities, backslashes doubled);
+- tooltips are quoted strings made by :func:`irscope.export.dot_text.dot_string`
+  (backslashes and quotes escaped by Graphviz's rules, for as many escString passes
+  as the installed ``dot`` runs; marked ``nohtml``), so they read back exactly;
 - node and cluster names are generated (``n12``, ``cluster_3``), never IR text.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import shutil
 import subprocess
 
 from irscope.errors import IrscopeError
 
+from .dot_text import dot_string, html_text
 from .graph import OpGraph, used_clusters
 
 FORMATS = ("svg", "png", "dot", "json")
@@ -76,14 +74,11 @@ def to_json(graph: OpGraph) -> str:
 
 def _text(s: object) -> str:
     """One text of an HTML-like label."""
-    return html.escape(str(s), quote=True).replace("\\", "\\\\")
+    return html_text(s)
 
 
 def _tooltip(s: object):
-    import graphviz
-
-    # dot reads entities in any string (``&amp;`` would show as ``&``): keep ``&`` literal.
-    return graphviz.nohtml(str(s).replace("\\", "\u2216").replace("&", "&amp;"))
+    return dot_string(s)
 
 
 def _label(lines: list[str], *, bold_first: bool = True, colour: str | None = None) -> str:
@@ -101,14 +96,31 @@ def _label(lines: list[str], *, bold_first: bool = True, colour: str | None = No
 
 
 def _graph_label(g) -> str:
-    lines = [f"<B>{_text(g.graph.get('title', ''))}</B>"]
+    """The title, the notes, and the legend: a swatch of each colour that means
+    something, with its name (every picture that colours nodes sets one)."""
+    rows = [f'<TR><TD ALIGN="LEFT"><B>{_text(g.graph.get("title", ""))}</B></TD></TR>']
     for n in g.graph.get("notes", []):
-        lines.append(f'<FONT POINT-SIZE="10">{_text(n)}</FONT>')
+        rows.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="10">{_text(n)}</FONT></TD></TR>')
     legend = g.graph.get("legend") or []
     if legend:
-        cells = "  ".join(f'<FONT COLOR="{_colour(c)}">\u25a0</FONT> {_text(name)}' for name, c in legend)
-        lines.append(f'<FONT POINT-SIZE="10">{cells}</FONT>')
-    return "<" + "<BR/>".join(lines) + ">"
+        cells = "".join(f'<TD BGCOLOR="{_colour(c)}" BORDER="1" COLOR="#777777" WIDTH="14" HEIGHT="10" '
+                        f'FIXEDSIZE="TRUE"> </TD><TD ALIGN="LEFT"><FONT POINT-SIZE="10">{_text(name)}  </FONT></TD>'
+                        for name, c in legend)
+        # A nested table is stretched to its cell (the notes are wider) unless it is
+        # fixed: its width is estimated from the names, generously (Helvetica 10 pt).
+        width = 50 + sum(22 + 6.2 * (len(str(name)) + 2) for name, _ in legend)
+        rows.append(f'<TR><TD ALIGN="LEFT"><TABLE ALIGN="LEFT" FIXEDSIZE="TRUE" WIDTH="{int(width)}" HEIGHT="16" '
+                    'BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="0"><TR>'
+                    f'<TD ALIGN="LEFT"><FONT POINT-SIZE="10">legend:</FONT></TD>{cells}</TR></TABLE></TD></TR>')
+    return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
+
+
+def _number(v: object, default: str) -> str:
+    """A graph's own spacing (a number), or ``default``."""
+    try:
+        return f"{float(str(v)):g}"
+    except ValueError:
+        return default
 
 
 def _colour(c: object) -> str:
@@ -124,8 +136,10 @@ def to_dot(graph: OpGraph) -> str:
     g = graph.graph
     dot = graphviz.Digraph("irscope", engine="dot")
     dot.attr(rankdir=str(g.graph.get("rankdir", "TB")), labelloc="t", labeljust="l", fontname=_FONT,
-             newrank="true", nodesep="0.25", ranksep="0.35", label=_graph_label(g))
-    dot.attr("node", fontname=_FONT, fontsize="11", shape="box", style="filled", margin="0.08,0.04")
+             newrank="true", nodesep="0.25", ranksep=_number(g.graph.get("ranksep"), "0.35"),
+             label=_graph_label(g))
+    dot.attr("node", fontname=_FONT, fontsize=_number(g.graph.get("node_fontsize"), "11"), shape="box", style="filled", margin="0.08,0.04",
+             height=_number(g.graph.get("node_height"), "0.5"))
     dot.attr("edge", fontname=_FONT, fontsize="9", arrowsize="0.6", color="#555555")
     ids = {n: f"n{i}" for i, n in enumerate(g.nodes)}
     clusters = g.graph.get("clusters", {})
@@ -154,6 +168,12 @@ def to_dot(graph: OpGraph) -> str:
     fill(dot, None)
     for a, b, attrs in g.edges(data=True):
         dot.edge(ids[a], ids[b], **_edge_attrs(attrs))
+    for row in g.graph.get("same_rank", ()):  # nodes kept on one rank, left to right in this order
+        known = [ids[n] for n in row if n in ids]
+        with dot.subgraph() as same:
+            same.attr(rank="same")
+            for a, b in zip(known, known[1:]):
+                same.edge(a, b, style="invis")
     return dot.source
 
 

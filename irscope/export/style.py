@@ -13,7 +13,7 @@ import re
 import zlib
 
 from irscope.compiler.stages import AMDGCN, CUBIN, HSACO, LLIR, PTX, SASS, SOURCE, TTGIR, TTIR
-from irscope.ir.model import DIALECT_LLVM, DIALECT_MIR, DIALECT_PTX, DIALECT_SASS
+from irscope.ir.model import DIALECT_AMDGCN, DIALECT_LLVM, DIALECT_MIR, DIALECT_PTX, DIALECT_SASS
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ufffe\uffff]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -37,7 +37,7 @@ DIALECT_FILL = {
     "arith": "#fff1b8", "math": "#ffdcb0", "scf": "#f9d3d8", "cf": "#f4c2c9", DIALECT_LLVM: "#dbe7f4",
     "nvvm": "#c9ebd2", "nvgpu": "#f1d6f7", "nvg": "#f1d6f7", "builtin": "#ececec", "gpu": "#d2f3f3",
     "amdgpu": "#ffd5c7", "rocdl": "#ffe2d6", "ub": "#eeeeee", "func": "#e8e8ff", "proton": "#e6f5c9",
-    DIALECT_PTX: "#dbe7f4", DIALECT_SASS: "#fde0e3", DIALECT_MIR: "#e9e0d4",
+    DIALECT_PTX: "#dbe7f4", DIALECT_SASS: "#fde0e3", DIALECT_AMDGCN: "#fde0e3", DIALECT_MIR: "#e9e0d4",
 }
 _SPARE = ("#e0f2e9", "#f7e6d0", "#dfe3f7", "#f3e0ec", "#e3f0d0", "#d9eef2", "#f2ecd4", "#ece0f5")
 GREY_FILL = "#f0f0f0"

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 # Each parser (and the dump splitter) loads when first used: showing one stage needs
 # one of them, and every module compiles its regexes at import.
 _LAZY = {"parse_mlir": "irscope.ir.mlir", "op_forms_mlir": "irscope.ir.mlir_forms", "parse_llvm": "irscope.ir.llvm",
-         "op_forms_llvm": "irscope.ir.llvm", "parse_ptx": "irscope.ir.ptx", "parse_sass": "irscope.ir.sass"}
+         "op_forms_llvm": "irscope.ir.llvm", "parse_ptx": "irscope.ir.ptx", "parse_sass": "irscope.ir.sass",
+         "parse_amdgcn": "irscope.ir.amdgcn"}
 _LAZY_VOCAB = ("PassDump", "PassSnapshot", "split_llvm_pass_dump", "split_mlir_pass_dump", "split_pass_dump")
 
 
@@ -40,14 +41,14 @@ def __getattr__(name: str):
 __all__ = [
     "Block", "Frame", "Function", "Instruction", "Location", "Module", "Op", "ParseCache",
     "PassDump", "PassSnapshot", "Region", "UNKNOWN_LOCATION", "Value",
-    "normalise_op_text", "op_form", "op_forms", "parse_llvm", "parse_mlir", "parse_ptx", "parse_sass", "parse_snapshot",
+    "normalise_op_text", "op_form", "op_forms", "parse_amdgcn", "parse_llvm", "parse_mlir", "parse_ptx", "parse_sass", "parse_snapshot",
     "parse_snapshots", "parse_as", "parse_pass", "parser", "parse_stage", "split_llvm_pass_dump", "split_mlir_pass_dump",
     "split_pass_dump",
 ]
 
 
 def parse_stage(stage: str, text: str, cache: ParseCache | None = None) -> Module:
-    """Parse ``text`` as ``stage`` (``ttir``, ``ttgir``, ``llir``, ``ptx``, ``sass``, or
+    """Parse ``text`` as ``stage`` (``ttir``, ``ttgir``, ``llir``, ``ptx``, ``amdgcn``, ``sass``, or
     ``mlir`` for a pass snapshot). Raises ValueError only for an unknown stage name."""
     return parse_as(stage, text, cache)
 

@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, TypeVar, overload
 
-from irscope.compiler.stages import FAMILY_LLVM, FAMILY_PTX, FAMILY_SASS, KIND_MIR
+from irscope.compiler.stages import FAMILY_AMDGCN, FAMILY_LLVM, FAMILY_PTX, FAMILY_SASS, KIND_MIR
 
 if TYPE_CHECKING:
     from .values import DefUse
@@ -27,6 +27,7 @@ DIALECT_LLVM = FAMILY_LLVM
 DIALECT_MIR = KIND_MIR
 DIALECT_PTX = FAMILY_PTX
 DIALECT_SASS = FAMILY_SASS
+DIALECT_AMDGCN = FAMILY_AMDGCN
 
 _OpT = TypeVar("_OpT", bound="Op")
 
@@ -579,6 +580,7 @@ class ParseCache:
     mir: dict = field(default_factory=dict)
     ptx: dict = field(default_factory=dict)
     sass: dict = field(default_factory=dict)
+    amdgcn: dict = field(default_factory=dict)
     locs: dict = field(default_factory=dict)
     """Context-free location text -> :class:`Location`."""
     resolvers: dict = field(default_factory=dict)
@@ -587,5 +589,5 @@ class ParseCache:
 
     def clear(self) -> None:
         """Drop every table."""
-        for table in (self.mlir, self.mlir_forms, self.llvm_forms, self.mir_forms, self.mlir_shapes, self.llvm_shapes, self.llvm, self.mir, self.ptx, self.sass, self.locs, self.resolvers):
+        for table in (self.mlir, self.mlir_forms, self.llvm_forms, self.mir_forms, self.mlir_shapes, self.llvm_shapes, self.llvm, self.mir, self.ptx, self.sass, self.amdgcn, self.locs, self.resolvers):
             table.clear()

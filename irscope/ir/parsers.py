@@ -10,12 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import Callable
 
-from irscope.compiler.stages import FAMILY_LLVM, FAMILY_MLIR, FAMILY_PTX, FAMILY_SASS, STAGES
+from irscope.compiler.stages import FAMILY_AMDGCN, FAMILY_LLVM, FAMILY_MLIR, FAMILY_PTX, FAMILY_SASS, STAGES
 
 from .model import Module, ParseCache
 
 PARSERS: dict[str, str] = {FAMILY_MLIR: "mlir:parse_mlir", FAMILY_LLVM: "llvm:parse_llvm",
-                           FAMILY_PTX: "ptx:parse_ptx", FAMILY_SASS: "sass:parse_sass"}
+                           FAMILY_PTX: "ptx:parse_ptx", FAMILY_SASS: "sass:parse_sass",
+                           FAMILY_AMDGCN: "amdgcn:parse_amdgcn"}
 """Parser family -> ``module:function`` in this package, loaded on first use (each
 parser compiles its regexes at import; showing one stage needs one of them)."""
 

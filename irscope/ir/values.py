@@ -2,7 +2,7 @@
 
 A value is an :class:`OpResult` (the ``i``-th result of an op) or a
 :class:`BlockArgument` (of a function or of a block in a region). Each knows its
-definer, its type and its uses. MLIR and LLVM IR are SSA; PTX and SASS are not
+definer, its type and its uses. MLIR and LLVM IR are SSA; PTX, SASS and AMDGCN are not
 (registers are written many times), so for them a use refers to the latest write
 before it in text order, which ignores control flow: good enough to draw
 dataflow, stated wherever it is shown.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple
 from irscope import text_guard
 from irscope.text_guard import paused_gc
 
-from .model import DIALECT_LLVM, DIALECT_PTX, DIALECT_SASS, Block, Function, Module, Op, read_unread_details
+from .model import DIALECT_AMDGCN, DIALECT_LLVM, DIALECT_PTX, DIALECT_SASS, Block, Function, Module, Op, read_unread_details
 
 if TYPE_CHECKING:
     import networkx
@@ -36,6 +36,12 @@ _PTX_NO_DEST = ("st.", "st", "bra", "ret", "exit", "bar", "barrier", "red.", "fe
 _SASS_NO_DEST = ("ST", "STG", "STS", "STL", "RED", "BRA", "EXIT", "RET", "BAR", "MEMBAR", "NOP", "BSYNC", "BSSY",
                  "WARPSYNC", "CALL", "JMP", "SYNCS", "UTMASTG", "UTMALDG", "WARPGROUP", "DEPBAR", "ERRBAR",
                  "CCTL", "FENCE", "ATOMS.ARRIVE", "HMMA", "IMMA")
+# AMDGCN mnemonic prefixes whose first operand is read, not written (stores, branches,
+# waits, compares that set SCC); a VOPC compare's first operand is the mask it writes.
+_AMDGCN_NO_DEST = ("buffer_store", "global_store", "flat_store", "scratch_store", "ds_write", "ds_store",
+                   "s_store", "s_branch", "s_cbranch", "s_setpc", "s_waitcnt", "s_nop", "s_endpgm", "s_barrier",
+                   "s_sleep", "s_setprio", "s_sendmsg", "s_cmp", "s_bitcmp", "s_trap", "s_dcache", "s_icache",
+                   "buffer_wbl2", "buffer_inv", "global_atomic", "buffer_atomic", "ds_add")
 
 
 class Use(NamedTuple):
@@ -118,7 +124,7 @@ class DefUse:
     values: dict[str, SSAValue]
     """Every value by name, in definition order."""
     ssa: bool
-    """False for PTX and SASS: a use refers to the latest earlier write (see module notes)."""
+    """False for PTX, SASS and AMDGCN: a use refers to the latest earlier write (see module notes)."""
     _results: dict[int, "OpResult | tuple[OpResult, ...]"] = field(default_factory=dict, repr=False)
     """Per op: its one result (most ops: no tuple kept for it), or a tuple of them."""
     _operands: dict[int, tuple[SSAValue | None, ...]] = field(default_factory=dict, repr=False)
@@ -175,7 +181,9 @@ def _result_types(op: Op) -> list[str]:
 
 @functools.lru_cache(maxsize=4096)  # a function repeats a few dozen opcodes thousands of times
 def _writer_name(dialect: str, name: str) -> bool:
-    """Whether a PTX/SASS instruction called ``name`` writes its first operand."""
+    """Whether a PTX/SASS/AMDGCN instruction called ``name`` writes its first operand."""
+    if dialect == DIALECT_AMDGCN:
+        return not name.startswith(_AMDGCN_NO_DEST)
     if dialect == DIALECT_SASS:
         return not name.startswith(_SASS_NO_DEST) and not name.split(".")[0] in _SASS_NO_DEST
     return not name.startswith(_PTX_NO_DEST)
@@ -183,7 +191,7 @@ def _writer_name(dialect: str, name: str) -> bool:
 
 @paused_gc  # it makes a value and a use per op and operand, and all of them stay alive
 def _build(function: Function) -> DefUse:
-    ssa = not any(op.dialect in (DIALECT_PTX, DIALECT_SASS) for op in _first_ops(function))
+    ssa = not any(op.dialect in (DIALECT_PTX, DIALECT_SASS, DIALECT_AMDGCN) for op in _first_ops(function))
     values: dict[str, SSAValue] = {}
     du = DefUse(function, values, ssa)
     if function.blocks:
@@ -213,7 +221,7 @@ def _build(function: Function) -> DefUse:
     for op in ops:  # registers: a use reads the latest earlier write
         names = op.operands
         writes = bool(names) and _writer_name(op.dialect, op.name)
-        operands[id(op)] = _uses(values, op, names, 1 if writes else 0, op.dialect == DIALECT_SASS)
+        operands[id(op)] = _uses(values, op, names, 1 if writes else 0, op.dialect in (DIALECT_SASS, DIALECT_AMDGCN))
         if writes:
             results[id(op)] = values[names[0]] = OpResult(names[0], "", [], op, 0)
     return du
@@ -249,7 +257,7 @@ def _uses(values: dict, op: Op, names, skip: int, sass: bool) -> tuple:
     out: list[SSAValue | None] = [None] * len(names)
     for i in range(skip, len(names)):
         name = names[i]
-        if sass:  # 'R21.reuse', '-R3', '!P0' read register R21, R3, P0
+        if sass:  # SASS 'R21.reuse', '-R3', '!P0' read register R21, R3, P0; AMDGCN '-v1' reads v1
             name = name.lstrip("-!|~").removesuffix(".reuse")
         v = values.get(name)
         if v is None and "#" in name:  # '%x#0' of a value printed whole elsewhere

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -44,6 +45,10 @@ class _Pairing:
     functions: list[tuple[Function, Function]] = field(default_factory=list)
     functions_only_a: list[Function] = field(default_factory=list)
     functions_only_b: list[Function] = field(default_factory=list)
+    constants: list[tuple[list[Op], list[Op]]] = field(default_factory=list)
+    """Per function, the constants of its gaps that no equal constant of their gap
+    took: paired by type or value once the move pass has had them
+    (:func:`_pair_constants`)."""
 
 
 def family_of(stage: str) -> str:
@@ -169,9 +174,12 @@ def _pair(a: Module, b: Module, stage: str
     p = _Pairing()
     _pair_functions(a, b, p)
     for fa, fb in p.functions:
+        p.constants.append(([], []))  # constants are hoisted freely: they pair anywhere in their function
         _diff_bodies(_body(fa), _body(fb), keys_a, keys_b, p)
+    p.constants.append(([], []))
     _diff_bodies(list(a.globals), list(b.globals), keys_a, keys_b, p)
     _pair_moves(p, keys_a, keys_b)
+    _pair_constants(p, keys_a, keys_b)
     return enc_pairs, tokens_a, tokens_b, keys_a, keys_b, p
 
 
@@ -217,7 +225,7 @@ def _diff_bodies(ops_a: list[Op], ops_b: list[Op], keys_a: Keys, keys_b: Keys, p
     pairs: list[tuple[Op, Op, str]] = []
     pa = pb = 0
     for i, j in [*aligned, (len(ops_a), len(ops_b))]:
-        pairs.extend(_pair_gap(ops_a[pa:i], ops_b[pb:j], p))
+        pairs.extend(_pair_gap(ops_a[pa:i], ops_b[pb:j], p, keys_a, keys_b))
         if i < len(ops_a):
             pairs.append((ops_a[i], ops_b[j], ALIGNED))
         pa, pb = i + 1, j + 1
@@ -238,18 +246,56 @@ def _diff_regions(x: Op, y: Op, keys_a: Keys, keys_b: Keys, p: _Pairing) -> None
         p.only_b.extend(o2 for o in body for o2 in o.walk())
 
 
-def _pair_gap(gap_a: list[Op], gap_b: list[Op], p: _Pairing) -> list[tuple[Op, Op, str]]:
+CONSTANT_OPS = frozenset({"arith.constant", "llvm.mlir.constant"})
+"""Ops that only name a value: two of them are one op changed only when they share a
+type or a value (a constant of another type and value is another constant)."""
+
+
+def _is_constant(op: Op) -> bool:
+    return op.name in CONSTANT_OPS and not op.regions
+
+
+def _pair_gap(gap_a: list[Op], gap_b: list[Op], p: _Pairing, keys_a: Keys, keys_b: Keys
+              ) -> list[tuple[Op, Op, str]]:
     """Within one gap: ops of one name pair in order (a changed op); the rest wait
-    for the move pass."""
+    for the move pass. Constants pair with an equal constant of the gap; the others
+    wait for the move pass too (an equal constant elsewhere is the same constant),
+    then pair by type or value (:func:`_pair_constants`), never by name alone."""
     if not gap_a or not gap_b:
         p.only_a.extend(o2 for o in gap_a for o2 in o.walk())
         p.only_b.extend(o2 for o in gap_b for o2 in o.walk())
+        if p.constants:
+            p.constants[-1][0].extend(x for x in gap_a if _is_constant(x))
+            p.constants[-1][1].extend(y for y in gap_b if _is_constant(y))
         return []
+    pairs: list[tuple[Op, Op, str]] = []
+    consts_a = [x for x in gap_a if _is_constant(x)]
+    consts_b = [y for y in gap_b if _is_constant(y)]
+    if consts_a or consts_b:
+        equal: dict[str, list[Op]] = defaultdict(list)
+        for y in consts_b:
+            equal[keys_b(y)].append(y)
+        left_a, paired_b = [], set()
+        for x in consts_a:
+            peers = equal.get(keys_a(x))
+            if peers:
+                y = peers.pop(0)
+                paired_b.add(id(y))
+                pairs.append((x, y, RENAMED))
+            else:
+                left_a.append(x)
+        left_b = [y for y in consts_b if id(y) not in paired_b]
+        p.only_a.extend(left_a)
+        p.only_b.extend(left_b)
+        if p.constants:  # (a moved op's regions, aligned apart, have no function entry)
+            p.constants[-1][0].extend(left_a)
+            p.constants[-1][1].extend(left_b)
+        gap_a = [x for x in gap_a if not _is_constant(x)]
+        gap_b = [y for y in gap_b if not _is_constant(y)]
     by_name: dict[str, list[Op]] = defaultdict(list)
     for y in gap_b:
         by_name[canonical_name(y.name)].append(y)
     taken: set[int] = set()
-    pairs = []
     for x in gap_a:
         peers = by_name.get(canonical_name(x.name))
         if peers:
@@ -292,6 +338,74 @@ def _pair_moves(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
             still_a.append(x)
     p.only_a = [x for x in still_a if id(x) not in nested_a]
     p.only_b = [y for y in p.only_b if id(y) not in moved_b]
+
+
+def _pair_constants(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
+    """The constants of each gap that neither an equal constant of the gap nor the
+    move pass took, within one function: one of the same type (its value changed),
+    then one of the same value and shape (its layout changed), then one of the same
+    value and element type (its shape changed), in order. The rest (another type and
+    another value: another constant) stay added and removed."""
+    if not p.constants:
+        return
+    open_a, open_b = {id(x) for x in p.only_a}, {id(y) for y in p.only_b}
+    paired: set[int] = set()
+    for gap_a, gap_b in p.constants:
+        xs = [x for x in gap_a if id(x) in open_a]
+        ys = [y for y in gap_b if id(y) in open_b]
+        for part in (_constant_type, _constant_shape_value, _constant_element_value):
+            if not xs or not ys:
+                break
+            waiting: dict[str, list[Op]] = defaultdict(list)
+            for y in ys:
+                waiting[part(y, keys_b)].append(y)
+            still = []
+            for x in xs:
+                peers = waiting.get(part(x, keys_a))
+                if peers:
+                    y = peers.pop(0)
+                    p.pairs.append((x, y, RENAMED))
+                    paired.update((id(x), id(y)))
+                else:
+                    still.append(x)
+            xs = still
+            ys = [y for y in ys if id(y) not in paired]
+    if paired:
+        p.only_a = [x for x in p.only_a if id(x) not in paired]
+        p.only_b = [y for y in p.only_b if id(y) not in paired]
+
+
+def _constant_type(op: Op, keys: Keys) -> str:
+    """A constant's result type, encodings as the shared tokens."""
+    return keys._key(op.types) if op.types else ""
+
+
+_ENCODING = re.compile(r",\s*#[\w.]+(?:<\{[^}]*\}>)?")
+
+
+def _constant_shape(op: Op, keys: Keys) -> str:
+    """A constant's result type without its encoding (``tensor<64x64xf16>``)."""
+    return _ENCODING.sub("", _constant_type(op, keys))
+
+
+def _constant_shape_value(op: Op, keys: Keys) -> str:
+    return _constant_shape(op, keys) + " = " + _constant_value(op, keys)
+
+
+def _constant_element_value(op: Op, keys: Keys) -> str:
+    """A constant's value and element type (``f32 = dense<0.0>``), whatever its shape."""
+    shape = _constant_shape(op, keys)
+    element = shape[shape.rfind("x") + 1:].rstrip(">") if shape.startswith("tensor<") else shape
+    return element + " = " + _constant_value(op, keys)
+
+
+def _constant_value(op: Op, keys: Keys) -> str:
+    """A constant's value: its key after the op name, without the result type."""
+    key = keys(op)
+    suffix = " : " + _constant_type(op, keys)
+    if op.types and key.endswith(suffix):
+        key = key[:-len(suffix)]
+    return key.split(op.name, 1)[-1].strip()
 
 
 # ------------------------------------------------------------ value map

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from irscope.compiler.dialects import current_op_name, current_spelling
 from irscope.compiler.stages import FAMILY_LLVM, FAMILY_MLIR, FAMILY_SASS
 from irscope.ir import Module, Op, op_form
 
@@ -24,16 +25,9 @@ _REF_RE = re.compile(r"#[A-Za-z_][\w$-]*(?![\w$.<-])")
 _SASS_OFFSET = re.compile(r"/\*[0-9a-fA-F]+\*/\s*")
 _SASS_REG = re.compile(r"\b(U?R|U?P)\d+(\.reuse)?\b")
 _SASS_LABEL = re.compile(r"\.L_x_\d+")
-# Triton 3.3 renamed its dialects' printed prefixes: one op, two spellings.
-_DIALECT_SPELLINGS = re.compile(r"\b(triton_gpu|triton_nvidia_gpu|triton_amdgpu)\.")
-_DIALECT_CANON = {"triton_gpu": "ttg", "triton_nvidia_gpu": "ttng", "triton_amdgpu": "amdgpu"}
-
-
-def canonical_name(name: str) -> str:
-    """An op name with the pre-3.3 dialect spelling made the current one
-    (``triton_gpu.local_load`` -> ``ttg.local_load``)."""
-    m = _DIALECT_SPELLINGS.match(name)
-    return _DIALECT_CANON[m.group(1)] + name[m.end() - 1:] if m else name
+# Triton 3.3 renamed its dialects' printed prefixes: one op, two spellings
+# (the table is the compiler layer's: irscope.compiler.dialects).
+canonical_name = current_op_name
 
 
 # LLVM IR attribute groups ('#4'): numbered in print order, so renumbered freely.
@@ -141,8 +135,8 @@ class Keys:
             form = _LLVM_ATTR_GROUP.sub("#", form)
         if self.family == FAMILY_SASS:
             form = _SASS_LABEL.sub(".L", _SASS_REG.sub(r"\1", _SASS_OFFSET.sub("", form)))
-        if self.family == FAMILY_MLIR and "triton_" in form:
-            form = _DIALECT_SPELLINGS.sub(lambda m: _DIALECT_CANON[m.group(1)] + ".", form)
+        if self.family == FAMILY_MLIR:
+            form = current_spelling(form)
         if self.tokens and "#" in form:
             tokens = self.tokens
             form = _REF_RE.sub(lambda m: tokens.get(m.group(0), m.group(0)), form)

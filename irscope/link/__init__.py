@@ -20,7 +20,9 @@ How two ops are tied, strongest first (``kind``):
     ``ttg.local_alloc``...) at a location TTIR ops have: it links to all of them.
 ``same-location``
     Same full location chain, different op (or, from TTGIR down, any instruction at
-    that chain). Precision is one Python *location*: every op of one Python
+    that chain). LLIR -> PTX and LLIR -> AMDGCN are tied this way: PTX's debug lines
+    and AMDGCN's ``.loc`` lines (with the printer's inlined-at comment) carry the
+    whole chain. Precision is one Python *location*: every op of one Python
     expression (``x_ptr + offsets`` gives a splat and an addptr) shares it.
 ``same-line``
     Anything <-> SASS: ``nvdisasm`` gives only the innermost file and line (no

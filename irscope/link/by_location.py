@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Mapping
 
-from irscope.compiler.stages import SASS
+from irscope.compiler.stages import line_links
 from irscope.ir import Module
 
 from .keys import _keys_by_line, _line_index, chain_key, line_key
@@ -15,7 +15,8 @@ class LocationGroup:
     """The location links between two adjacent stages, kept grouped by location key.
 
     Every op of ``src_stage`` links to every op of ``dst_stage`` at the same key
-    (:func:`chain_key`, or :func:`line_key` when SASS is involved), so the links are a
+    (:func:`chain_key`, or :func:`line_key` when either stage's locations give only a
+    line: SASS, :attr:`~irscope.compiler.stages.Stage.line_links`), so the links are a
     union of per-key products. One flash_attention capture has ~270,000 such pairs but
     only a few thousand ops: storing the groups and expanding on query keeps building
     cheap. Pairs whose source line is in ``src_exact`` *and* whose destination line is in
@@ -113,7 +114,7 @@ def location_group(src_stage: str, src: Module, dst_stage: str, dst: Module, *,
     ``drop_dst``: destination lines that get no location link at all; ``src_exact`` /
     ``dst_exact``: pairs with both ends in them are left out.
     """
-    coarse = SASS in (src_stage, dst_stage)
+    coarse = line_links(src_stage) or line_links(dst_stage)
     key, kind = (line_key, "same-line") if coarse else (chain_key, "same-location")
 
     def index(stage: str, module: Module) -> dict[tuple, list[int]]:
@@ -138,8 +139,8 @@ def link_by_location(src_stage: str, src: Module, dst_stage: str, dst: Module) -
     """Links between every pair of ops at the same Python location.
 
     The full chain (with columns and inlined-at frames) when both stages print one
-    (``same-location``); the innermost file and line when either is SASS
-    (``same-line``). This builds every pair; :func:`build_links` keeps them grouped
+    (``same-location``: PTX, AMDGCN); the innermost file and line when either
+    prints no more (``same-line``: SASS, the registry's ``line_links``). This builds every pair; :func:`build_links` keeps them grouped
     (:func:`location_group`).
     """
     return list(location_group(src_stage, src, dst_stage, dst))

@@ -25,6 +25,7 @@ from irscope.tui.commands import IrscopeCommands
 
 if TYPE_CHECKING:
     from irscope.core import Bundle, Capture
+    from irscope.tui.kernel_nav import KernelViewState
 
 DARK_THEME = "textual-dark"
 LIGHT_THEME = "textual-light"
@@ -107,6 +108,13 @@ class IrscopeApp(App):
         """Binding id -> keys, from the user's keymap file (the help screen shows them)."""
         if keymap:
             self.set_keymap(keymap)
+        self.hide_loc = True
+        """Whether the kernel view's stage panes hide #loc lines and loc(...) suffixes."""
+        self.ir_share = 6
+        """The kernel view's IR pane share, in tenths (keys + and - change it; the
+        default is kernel_nav.IR_SHARE_DEFAULT)."""
+        self.kernel_views: dict[int, KernelViewState] = {}
+        """Capture id -> where its kernel view was left (restored when it is reopened)."""
 
     @property
     def dark(self) -> bool:
@@ -146,10 +154,15 @@ class IrscopeApp(App):
 
     # -- navigation ------------------------------------------------------------
     def open_capture(self, capture: "Capture", *, line: int | None = None) -> None:
-        """Push the kernel view of ``capture`` (optionally at Python ``line``)."""
+        """Push the kernel view of ``capture`` (optionally at Python ``line``; without
+        one, where its view was last left: stage, lines and scroll)."""
+        from irscope.tui.kernel_nav import restore_view
         from irscope.tui.screens.kernel import KernelScreen
 
-        self.push_screen(KernelScreen(capture, line=line))
+        screen = KernelScreen(capture, line=line)
+        if line is None:
+            restore_view(screen, self.kernel_views.get(capture.id))
+        self.push_screen(screen)
 
     def open_passes(self, capture: "Capture", stage_name: str) -> None:
         """Push the pass stepper of ``capture`` on ``stage_name`` (the passes screen)."""

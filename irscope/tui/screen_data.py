@@ -113,7 +113,7 @@ class StageIndex:
 
     name: str
     module: "Module | None"
-    """None when the stage is not an IR irscope parses (AMDGCN, binaries)."""
+    """None when the stage is not an IR irscope parses (binaries, logs)."""
     by_python_line: dict[int, list["Op"]] = field(default_factory=dict)
     """Python statement (its first line, file numbering) -> the ops that belong to it
     (the core's rule: :meth:`irscope.core.Capture.ops_by_line`)."""

@@ -128,7 +128,7 @@ class _FakeUtils:
         # The target's device (irscope_devices): a launch that needs more shared
         # memory than it has is refused (OutOfResources) as on that GPU.
         d = self.device
-        return {
+        props = {
             "max_shared_mem": d.shared_memory_per_block_optin,
             "max_num_regs": d.regs_per_multiprocessor,
             "multiprocessor_count": d.multi_processor_count,
@@ -138,6 +138,12 @@ class _FakeUtils:
             "mem_bus_width": d.memory_bus_width,
             "arch": d.gcnArchName,
         }
+        if self.backend == "hip":
+            # HIP's driver (Triton >= 3.2) gives these too; tutorial 02 sizes its grid
+            # on AMD from max_threads_per_sm.
+            props["max_threads_per_sm"] = d.max_threads_per_multi_processor
+            props["cooperativeLaunch"] = 1
+        return props
 
     def unload_module(self, module):
         return None

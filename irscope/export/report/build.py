@@ -24,6 +24,7 @@ from irscope.core.target import normalise_target, target_key
 from irscope.errors import IrscopeError
 from irscope.export.report.across import Across, across_bundles, within_bundle
 from irscope.export.report.collect import KernelMeta, kernel_meta, source_view, stage_texts
+from irscope.export.report.functions import function_views
 from irscope.export.report.pictures import draw_pictures
 from irscope.export.report.pages import Stamp, compare_page, index_page, kernel_page, pair_page
 from irscope.export.report.timeline import timeline
@@ -153,7 +154,10 @@ def _build(paths, bundles, out_dir, command, say, pictures, chosen: list[list[Ca
                             "scripts/setup.sh)")
         pictures = False
     parent = os.path.dirname(os.path.abspath(out_dir))
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.normpath(out_dir))}.tmp-", dir=parent)
+    try:
+        tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.normpath(out_dir))}.tmp-", dir=parent)
+    except OSError as exc:  # a read-only folder (or /proc): one line, as every command says it
+        raise IrscopeError(f"cannot write the report to {out_dir}: {exc.strerror or exc}") from None
     try:
         mask = os.umask(0)
         os.umask(mask)
@@ -193,7 +197,10 @@ def _build(paths, bundles, out_dir, command, say, pictures, chosen: list[list[Ca
             json.dump({"generator": "irscope report", "stamp": stamp.to_json(), "bundles": list(paths),
                        "pages": result.pages, "notes": result.notes}, fh, indent=2)
         result.total_bytes = folder_bytes(tmp)
-        _swap_in(tmp, out_dir)
+        try:
+            _swap_in(tmp, out_dir)
+        except OSError as exc:
+            raise IrscopeError(f"cannot write the report to {out_dir}: {exc.strerror or exc}") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -210,7 +217,7 @@ def _kernel(tmp: str, c: Capture, meta, stamp: Stamp, pictures, result: ReportRe
     pics = (pictures or draw_pictures)(c, line_ops) if pictures is not False else None
     if pics is not None:
         result.notes += [f"{c.title()}: {n}" for n in pics.notes]
-    html = kernel_page(meta, source_view(c), stages, timeline(c), stamp, pics)
+    html = kernel_page(meta, source_view(c), stages, timeline(c), stamp, pics, function_views(c, stages))
     _write(os.path.join(tmp, meta.page), html)
     result.pages.append(meta.page)
 

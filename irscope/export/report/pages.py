@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from irscope.export.report.across import Across, PairDiff
 from irscope.export.report.collect import KernelMeta, SourceView, StageText
 from irscope.export.report.embed import esc, json_block, pack, pack_json
+from irscope.export.report.functions import FunctionsView
 from irscope.export.report.pictures import KernelPictures, Picture
 from irscope.export.report.timeline import TimelineEntry, change_json
 from irscope.compiler.stages import SASS, TTGIR
@@ -114,10 +115,18 @@ def _lineage_hint(pics: KernelPictures) -> str:
                f"the most ops: {lines}.")
 
 
+def _charge_switch() -> str:
+    """The switch that counts a helper's ops on the kernel line that calls it."""
+    return ('<label class="charge" title="count each helper\'s ops on the kernel line that calls it">'
+            '<input id="charge-calls" type="checkbox"> helpers\' ops on their call line</label>')
+
+
 def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageText], passes: list[TimelineEntry],
-                stamp: Stamp, pictures: KernelPictures | None = None) -> str:
-    """One capture: metadata, linked source and stages, pass timeline, pictures."""
+                stamp: Stamp, pictures: KernelPictures | None = None, functions: "FunctionsView | None" = None) -> str:
+    """One capture: metadata, linked source and stages (the Python pane with a section per
+    ``@triton.jit`` helper, ``functions``), pass timeline, pictures."""
     pics = pictures or KernelPictures()
+    helpers = functions is not None and functions.has_helpers
     every = [*pics.graphs, *pics.layouts, *pics.lineage.values()]
     data = {
         "source": None if source is None else {"file": source.file, "first_line": source.first_line,
@@ -127,6 +136,7 @@ def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageT
                     "line_ops": {str(k): v for k, v in s.line_ops.items()}} for s in stages],
         "passes": pack_json([p.to_json() for p in passes]),
         "lineage": {str(k): p.key for k, p in pics.lineage.items()},
+        "functions": functions.to_json() if functions is not None and helpers else None,
         "pictures": {p.key: p.to_json() for p in every},
     }
     facts = [("bundle", meta.bundle), ("capture", f"#{meta.capture_id}"), ("variant", meta.variant or "-"),
@@ -146,7 +156,7 @@ def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageT
 <p class="hint">Click a Python line (<code>{esc(file or "no source stored")}</code>): its ops light up in every
 stage. Lines with ops carry their count; a statement spanning lines carries it on its first line, and a click
 on any of its lines selects it whole.</p>
-<div class="linked"><div class="pane source-pane"><h3>Python</h3><div id="source" class="code"></div></div>
+<div class="linked"><div class="pane source-pane"><h3>Python</h3>{_charge_switch() if helpers else ""}<div id="source" class="code"></div></div>
 <div id="stages" class="stages"></div></div>
 <div id="lineage" class="lineage" hidden><h3>Lineage of line <span id="lineage-line"></span></h3>
 <img id="lineage-img" alt="lineage"></div>

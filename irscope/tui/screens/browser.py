@@ -65,7 +65,8 @@ class BrowserScreen(Screen):
         # keep working while the worker reads (the status line says it is reading).
         columns = [Column("mark", " "), *(
             Column(key, header, screen_data.VARIANT_WIDTH if key == "variant" else None,
-                   "right" if key in RIGHT else "left") for key, header in BROWSER_COLUMNS)]
+                   "right" if key in RIGHT else "left", pinned=key == "status")  # seen at every width
+            for key, header in BROWSER_COLUMNS)]
         yield CaptureTable(columns, id="captures")
         yield StatusLine("reading the bundle...", id="browser-status")
         yield Footer()

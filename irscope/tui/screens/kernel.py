@@ -22,17 +22,19 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, Tabs
 
 from irscope.tui import screen_data
+from irscope.tui.kernel_nav import KernelNavigation
 from irscope.tui.screen_data import StageIndex
 from irscope.tui.widgets.ir_view import IRView
+from irscope.tui.widgets.error_panel import JUMP_KEY, ErrorPanel
 from irscope.tui.widgets.op_details import OpDetails, op_detail, render_detail
+from irscope.tui.widgets.python_pane import PythonPane
 from irscope.tui.widgets.search_bar import SearchBar
 from irscope.tui.widgets.status_line import StatusLine
 from irscope.tui.widgets.stage_tabs import StageTabs, tab_title, view_stages
-from irscope.compiler.stages import LLIR, SOURCE, TTGIR, TTIR, highlight_language
+from irscope.compiler.stages import LLIR, PTX, SOURCE, TTGIR, TTIR, highlight_language
 
 if TYPE_CHECKING:
     from irscope.core import Capture
@@ -43,7 +45,7 @@ NARROW_WIDTH = 110
 """Below this many columns the panes stack (source above stages) instead of side by side."""
 
 
-class KernelScreen(Screen):
+class KernelScreen(KernelNavigation):
     """One capture: source, stages, op details, split view."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -57,9 +59,11 @@ class KernelScreen(Screen):
         Binding("left_square_bracket", "jump_previous", "Jump previous stage", key_display="[",
                 id="kernel.jump_previous"),
         Binding("i", "toggle_details", "Details", id="kernel.details"),
+        Binding(JUMP_KEY, "error_line", "Go to the error's line", show=False, id="kernel.error_line"),
         Binding("p", "passes", "Passes", id="kernel.passes"),
         Binding("slash", "search", "Search", key_display="/", id="kernel.search"),
         Binding("n", "next_hit", "Next hit", show=False, id="kernel.next_hit"),
+        Binding("c", "toggle_charge", "Helpers to call line", id="kernel.charge"),
         Binding("N", "previous_hit", "Previous hit", show=False, id="kernel.previous_hit"),
     ]
 
@@ -96,9 +100,12 @@ class KernelScreen(Screen):
             with Vertical(id="source-pane"):
                 yield Static(Text(self._source_title(), no_wrap=True, overflow="ellipsis"),
                              id="source-title", classes="pane-title")
-                yield IRView(self.source_text or "(the capture holds no Python source)",
-                             language=highlight_language(SOURCE), id=SOURCE, first_number=self.first_line)
+                yield PythonPane(self.capture, self.source_text or "(the capture holds no Python source)",
+                                 language=highlight_language(SOURCE), id=SOURCE, first_number=self.first_line)
             with Vertical(id="stage-pane"):
+                if self.capture.failure is not None:  # a failed compile: its error first
+                    yield ErrorPanel(self.capture.failure, has_ptx=PTX in self.stages, alone=not self.stages,
+                                     id="error-panel")
                 yield StageTabs(self.stages, id="stage-tabs")
                 with Horizontal(id="stage-views"):
                     yield IRView("", id="stage")
@@ -116,6 +123,8 @@ class KernelScreen(Screen):
         self.title = "irscope"
         self.sub_title = self.capture.title()
         self.query_one("#stage2", IRView).display = False
+        if not self.stages:  # it failed before any stage: the error panel takes the pane
+            self.query_one("#stage-tabs").display = self.query_one("#stage-views").display = False
         self._apply_width(self.app.size.width)
         source = self.query_one("#source", IRView)
         source.focus()
@@ -193,7 +202,9 @@ class KernelScreen(Screen):
             view.set_text(self._texts[stage], language=highlight_language(stage))
             self._holds[pane] = stage
         # A split pane that just got its text scrolls to the Python line's ops.
-        self.update_line_marks(follow=("#stage2",) if fresh and pane == "#stage2" else ())
+        # A pane that just got its text (a split pane, or a stage tab switch) scrolls to
+        # the Python line's ops, unless a jump or a restore puts its cursor on purpose.
+        self.update_line_marks(follow=(pane,) if fresh and (pane == "#stage2" or not self._jumping) else ())
 
     def _pane_stage(self, pane: str) -> str | None:
         if pane == "#stage":
@@ -217,13 +228,12 @@ class KernelScreen(Screen):
         """Mark the current Python statement's ops in the stage panes and its lines in the
         source pane; retitle the tabs; the panes named in ``follow`` scroll to the
         statement's first op."""
-        unit = self.capture.statement(self.python_line)
-        line = unit.first  # the core keys every statement by its first line
-        self.query_one("#source", IRView).set_marks(
-            {n - self.first_line: "linked" for n in unit.lines} if unit.spans else {})
+        pane = self.query_one("#source", PythonPane)  # the kernel's and its helpers' lines
+        rows = pane.statement_rows()
+        pane.set_marks({y: "linked" for y in rows} if len(rows) > 1 else {})
         tabs = self.query_one(StageTabs)
-        tabs.set_counts({s: (self.indexes[s].count(line) if s in self.indexes else None)
-                         for s in self.stages})
+        counts = {s: pane.ops(s, self.indexes.get(s)) for s in self.stages}
+        tabs.set_counts({s: (None if got is None else len(got)) for s, got in counts.items()})
         for pane, stage in (("#stage", self.stage), ("#stage2", self._pane_stage("#stage2"))):
             if stage is None:
                 continue
@@ -231,7 +241,7 @@ class KernelScreen(Screen):
             index = self.indexes.get(stage)
             if index is None or self._holds[pane] != stage:
                 continue
-            marks = {op.line - 1: "linked" for op in index.by_python_line.get(line, ())}
+            marks = {op.line - 1: "linked" for op in counts.get(stage) or ()}
             if pane == "#stage2":
                 marks.update(self._linked_marks)
             view.set_marks(marks)
@@ -240,28 +250,42 @@ class KernelScreen(Screen):
         self._status()
 
     def _status(self) -> None:
-        unit = self.capture.statement(self.python_line)
-        line = unit.first
+        pane = self.query_one("#source", PythonPane)
         stage = self.stage
-        parts = [f"python line {line}" if not unit.spans else f"python lines {unit.label()}"]
+        parts = [f"focus: {self.focused_pane()}", pane.label()]
         if stage is not None:
             index = self.indexes.get(stage)
             if index is None:
                 parts.append(f"{tab_title(stage)}: parsing...")
             else:
-                parts.append(f"{tab_title(stage)}: {index.count(line)} op(s) on "
-                             f"{'this line' if not unit.spans else 'this statement'}")
+                ops = pane.ops(stage, index) or []
+                parts.append(f"{tab_title(stage)}: {len(ops)} op(s) on "
+                             f"{'this statement' if len(pane.statement_rows()) > 1 else 'this line'}")
                 op = self.op_under_cursor()
                 if op is not None:
                     parts.append(f"cursor on {op.name} (enter: details)")
-        self.query_one("#stage-status", StatusLine).update(
-            Text("  |  ".join(parts), no_wrap=True, overflow="ellipsis"))
+        if pane.charge_label():
+            parts.append(pane.charge_label())
+        self.query_one("#stage-status", StatusLine).update_fields(parts)
 
     @on(IRView.CursorMoved, "#source")
     def _source_moved(self, event: IRView.CursorMoved) -> None:
         follow = ("#stage", "#stage2") if not self._no_follow else ()
         self._no_follow = False
         self.update_line_marks(follow=follow)
+
+    @on(PythonPane.FunctionsLoaded)
+    def _functions_loaded(self, event: PythonPane.FunctionsLoaded) -> None:
+        self.update_line_marks()
+
+    def action_toggle_charge(self) -> None:
+        """Count a helper's ops on the kernel line that calls it, or on its own lines."""
+        pane = self.query_one("#source", PythonPane)
+        if not pane.helpers:
+            self.notify("this kernel calls no @triton.jit helper", timeout=2)
+            return
+        pane.toggle_charge()
+        self.update_line_marks(follow=("#stage",))
 
     @on(IRView.CursorMoved, "#stage")
     def _stage_moved(self, event: IRView.CursorMoved) -> None:
@@ -397,12 +421,12 @@ class KernelScreen(Screen):
             index = self.indexes.get(stage)
             op = index.op_at(text_line) if index is not None else None
             if op is not None:
-                py = self.capture.line_of(op)  # the first line of the op's statement
-                source = self.query_one("#source", IRView)
-                if py is not None and 0 <= py - self.first_line < source.line_count:
-                    if source.cursor_line != py - self.first_line:
+                source = self.query_one("#source", PythonPane)
+                row = source.row_of_op(stage, op)  # the first line of the op's statement
+                if row is not None:
+                    if source.cursor_line != row:
                         self._no_follow = True  # the stage pane stays on the jump target
-                    source.goto_line(py - self.first_line)
+                    source.goto_line(row)
                 self.show_details()
 
         if stage in self._texts and stage in self.indexes:
@@ -482,13 +506,15 @@ class KernelScreen(Screen):
     def action_search(self) -> None:
         """Search the focused pane."""
         self._search_target = self._focused_view()
-        self.query_one(SearchBar).open(self._search_target.search_query)
+        self.query_one(SearchBar).open(self._search_target.search_query,
+                                       pane=f"the {self.pane_of(self._search_target)} pane", keep_open=True)
 
     @on(SearchBar.Submitted)
     def _search_submitted(self, event: SearchBar.Submitted) -> None:
         view = self._search_target or self.query_one("#source", IRView)
         hits = view.search(event.query)
         view.focus()
+        event.bar.show_result(f"{hits} line(s) match  n/N: next/previous  escape: close")
         if event.query:
             self.notify(f"{hits} line(s) match" + ("" if hits else f": {event.query}"),
                         timeout=2, markup=False)
@@ -509,6 +535,23 @@ class KernelScreen(Screen):
         if not view.previous_hit():
             self.notify("no search hits (/ to search)", timeout=2)
 
+    def action_error_line(self) -> None:
+        """Go to the line a failed compile's error names: the user's line in the Python
+        pane (a frontend error), else the PTX line of a ptxas diagnostic."""
+        failure = self.capture.failure
+        if failure is None:
+            self.notify("this capture compiled: no error", timeout=2)
+            return
+        source = self.query_one("#source", IRView)
+        if failure.line is not None and 0 <= failure.line - self.first_line < source.line_count:
+            source.goto_line(failure.line - self.first_line)
+            source.focus()
+            self.notify(f"{failure.where}: the line the error names", timeout=2, markup=False)
+        elif failure.ptx_line is not None and PTX in self.stages:
+            self.jump_to(PTX, failure.ptx_line)
+        else:
+            self.notify("the error names no line of the kernel or its stages", severity="warning", timeout=3)
+
     # -- other screens -------------------------------------------------------------
     def action_passes(self) -> None:
         """Step through the passes of the current stage."""
@@ -516,7 +559,9 @@ class KernelScreen(Screen):
         cast("IrscopeApp", self.app).open_passes(self.capture, stage)
 
     def action_back(self) -> None:
-        """Back to the browser (or close the details first)."""
+        """Back to the browser (or close the search, its hits, the details first)."""
+        if self.close_layer():
+            return
         panel = self.query_one(OpDetails)
         if panel.shown:
             panel.hide()

@@ -8,13 +8,18 @@ cached highlighted strip, so moving the cursor repaints two lines and re-tokeniz
 
 Text is never interpreted as Rich markup: each line becomes a ``rich.text.Text`` built
 from the plain string.
+
+A display filter (:meth:`IRView.set_filter`) hides some lines and rewrites others
+(the kernel view hides MLIR ``#loc`` lines and ``loc(...)`` suffixes). Lines keep their
+numbers: the cursor, marks and hits are content lines, the gutter shows their numbers
+(with gaps where lines are hidden), and only painting and scrolling go by shown rows.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from typing import ClassVar, Mapping
+from typing import Callable, ClassVar, Mapping
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -132,6 +137,10 @@ class IRView(ScrollView, can_focus=True):
         self._styles: dict[str, Style] = {}
         self._gutter_digits = 1
         self._first_number = first_number
+        self._hide: Callable[[str], bool] | None = None
+        self._rewrite: Callable[[str], str] | None = None
+        self._shown: list[int] | None = None
+        """Content lines shown, in order (None: every line)."""
         self.set_text(text, language=language, first_number=first_number)
 
     # ------------------------------------------------------------------ content
@@ -144,15 +153,83 @@ class IRView(ScrollView, can_focus=True):
         self._first_number = first_number
         self._marks = {}
         self._query, self._hits, self._match = "", [], None
-        self._strip_cache.clear()
-        self._gutter_digits = len(str(max(1, len(self._lines) + first_number - 1)))
-        widest = max(map(len, self._lines), default=0)
-        self.virtual_size = Size(self._gutter_width + widest + 1, len(self._lines))
-        self.set_reactive(IRView.cursor_line, 0)
+        self._apply_filter()
+        self.set_reactive(IRView.cursor_line, self._shown[0] if self._shown else 0)
         if self.is_mounted:
             self.scroll_to(0, 0, animate=False, immediate=True)
-            self.post_message(self.CursorMoved(self, 0))
+            self.post_message(self.CursorMoved(self, self.cursor_line))
         self.refresh()
+
+    def set_filter(self, hide: Callable[[str], bool] | None = None,
+                   rewrite: Callable[[str], str] | None = None) -> None:
+        """Hide the lines for which ``hide`` is true and show ``rewrite(line)`` for the
+        others (None, None: every line as written). Kept across :meth:`set_text`; the
+        cursor stays on its line, or moves to the nearest shown one."""
+        if hide is self._hide and rewrite is self._rewrite:
+            return
+        self._hide, self._rewrite = hide, rewrite
+        line = self.cursor_line
+        self._apply_filter()
+        if self._match is not None:
+            self._find_hits()
+        self.set_reactive(IRView.cursor_line, self.validate_cursor_line(line))
+        if self.is_mounted:
+            self.call_after_refresh(self._center_on, self.cursor_line)
+        self.refresh()
+
+    @property
+    def filtered(self) -> bool:
+        """Whether a display filter is set."""
+        return self._hide is not None or self._rewrite is not None
+
+    def _apply_filter(self) -> None:
+        """Recompute the shown lines, the gutter and the virtual size."""
+        self._strip_cache.clear()
+        hide = self._hide
+        self._shown = ([i for i, line in enumerate(self._lines) if not hide(line)]
+                       if hide is not None else None)
+        self._gutter_digits = len(str(max(1, len(self._lines) + self._first_number - 1)))
+        shown = self._shown if self._shown is not None else range(len(self._lines))
+        widest = max((len(self._display(i)) for i in shown), default=0)
+        self.virtual_size = Size(self._gutter_width + widest + 1, len(shown))
+
+    def _display(self, line: int) -> str:
+        """Content line ``line`` as shown (rewritten by the display filter)."""
+        raw = self._lines[line]
+        return self._rewrite(raw) if self._rewrite is not None else raw
+
+    @property
+    def shown_count(self) -> int:
+        """Number of lines shown (``line_count`` less the hidden ones)."""
+        return len(self._shown) if self._shown is not None else len(self._lines)
+
+    def is_shown(self, line: int) -> bool:
+        """Whether content line ``line`` is shown (not hidden by the display filter)."""
+        if not 0 <= line < len(self._lines):
+            return False
+        if self._shown is None:
+            return True
+        at = bisect_left(self._shown, line)
+        return at < len(self._shown) and self._shown[at] == line
+
+    def row_of(self, line: int) -> int:
+        """The row (0-based, in shown lines) of content line ``line``, or of the first
+        shown line after it when it is hidden."""
+        return line if self._shown is None else bisect_left(self._shown, line)
+
+    def line_at_row(self, row: int) -> int:
+        """The content line shown at ``row``, or -1 past the end."""
+        if self._shown is None:
+            return row if 0 <= row < len(self._lines) else -1
+        return self._shown[row] if 0 <= row < len(self._shown) else -1
+
+    def _step_line(self, line: int, rows: int) -> int:
+        """The content line ``rows`` shown rows away from ``line`` (clamped)."""
+        count = self.shown_count
+        if not count:
+            return 0
+        row = min(max(self.row_of(line) + rows, 0), count - 1)
+        return self.line_at_row(row)
 
     @property
     def language(self) -> str | None:
@@ -180,15 +257,20 @@ class IRView(ScrollView, can_focus=True):
         changed = {y for y in old.keys() | new.keys() if old.get(y) != new.get(y)}
         self._marks = new
         for y in changed:
-            self.refresh_lines(y)
+            self.refresh_lines(self.row_of(y))
 
     # ------------------------------------------------------------------ cursor
     def validate_cursor_line(self, line: int) -> int:
-        return max(0, min(line, len(self._lines) - 1)) if self._lines else 0
+        line = max(0, min(line, len(self._lines) - 1)) if self._lines else 0
+        if self._shown is not None and self._shown and not self.is_shown(line):
+            # A hidden line: the next shown one (else the last shown one).
+            at = bisect_left(self._shown, line)
+            line = self._shown[min(at, len(self._shown) - 1)]
+        return line
 
     def watch_cursor_line(self, old: int, new: int) -> None:
-        self.refresh_lines(old)
-        self.refresh_lines(new)
+        self.refresh_lines(self.row_of(old))
+        self.refresh_lines(self.row_of(new))
         self._scroll_into_view(new)
         self.post_message(self.CursorMoved(self, new))
 
@@ -198,20 +280,21 @@ class IRView(ScrollView, can_focus=True):
         if center:
             target = self.validate_cursor_line(line)
             if self.size.height:
-                self.scroll_to(y=max(0, target - self.size.height // 2),
+                self.scroll_to(y=max(0, self.row_of(target) - self.size.height // 2),
                                animate=False, immediate=True)
             else:  # not laid out yet: centre once the size is known
                 self.call_after_refresh(self._center_on, target)
 
     def _center_on(self, line: int) -> None:
         if self.cursor_line == line:
-            self.scroll_to(y=max(0, line - self.size.height // 2), animate=False,
+            self.scroll_to(y=max(0, self.row_of(line) - self.size.height // 2), animate=False,
                            immediate=True)
 
     def _scroll_into_view(self, line: int) -> None:
         height = self.scrollable_content_region.height
         if not height:
             return
+        line = self.row_of(line)
         top = round(self.scroll_offset.y)
         if line < top:
             self.scroll_to(y=line, animate=False, immediate=True)
@@ -223,22 +306,24 @@ class IRView(ScrollView, can_focus=True):
         self.call_after_refresh(self._scroll_into_view, self.cursor_line)
 
     def action_cursor_up(self) -> None:
-        self.cursor_line -= 1
+        self.cursor_line = self._step_line(self.cursor_line, -1)
 
     def action_cursor_down(self) -> None:
-        self.cursor_line += 1
+        self.cursor_line = self._step_line(self.cursor_line, 1)
 
     def action_page_up(self) -> None:
-        self.cursor_line -= max(1, self.scrollable_content_region.height - 1)
+        self.cursor_line = self._step_line(self.cursor_line,
+                                           -max(1, self.scrollable_content_region.height - 1))
 
     def action_page_down(self) -> None:
-        self.cursor_line += max(1, self.scrollable_content_region.height - 1)
+        self.cursor_line = self._step_line(self.cursor_line,
+                                           max(1, self.scrollable_content_region.height - 1))
 
     def action_cursor_home(self) -> None:
-        self.cursor_line = 0
+        self.cursor_line = self._step_line(0, 0)
 
     def action_cursor_end(self) -> None:
-        self.cursor_line = len(self._lines) - 1
+        self.cursor_line = self._step_line(len(self._lines) - 1, 0)
 
     def action_select_line(self) -> None:
         if self._lines:
@@ -248,7 +333,7 @@ class IRView(ScrollView, can_focus=True):
         offset = event.get_content_offset(self)
         if offset is None:
             return
-        line = offset.y + round(self.scroll_offset.y)
+        line = self.line_at_row(offset.y + round(self.scroll_offset.y))
         if 0 <= line < len(self._lines):
             event.stop()
             self.cursor_line = line
@@ -279,13 +364,21 @@ class IRView(ScrollView, can_focus=True):
             return 0
         flags = 0 if any(c.isupper() for c in query) else re.IGNORECASE
         self._match = re.compile(re.escape(query), flags)
-        search = self._match.search
-        self._hits = [i for i, line in enumerate(self._lines) if search(line)]
+        self._find_hits()
         if self._hits:
             at = bisect_left(self._hits, self.cursor_line)
             self.goto_line(self._hits[at % len(self._hits)])
         self.refresh()
         return len(self._hits)
+
+    def _find_hits(self) -> None:
+        """The shown lines that match the search, as shown (rewritten)."""
+        if self._match is None:
+            self._hits = []
+            return
+        search = self._match.search
+        shown = self._shown if self._shown is not None else range(len(self._lines))
+        self._hits = [i for i in shown if search(self._display(i))]
 
     def next_hit(self) -> bool:
         """Move to the next search hit after the cursor (wrapping); False when none."""
@@ -342,8 +435,7 @@ class IRView(ScrollView, can_focus=True):
         strip = self._strip_cache.get(y)
         if strip is not None:
             return strip
-        raw = self._lines[y]
-        line = _clean(raw)
+        line = _clean(self._display(y))
         text = Text(line, no_wrap=True, end="")
         for start, end, kind in tokenize(line, self._language):
             text.stylize(self._style(f"ir-view--tok-{kind}"), start, end)
@@ -374,7 +466,7 @@ class IRView(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        line_no = scroll_y + y
+        line_no = self.line_at_row(scroll_y + y)
         width = self.size.width
         base = self._base_style()
         if line_no >= len(self._lines) or line_no < 0:

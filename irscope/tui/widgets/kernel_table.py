@@ -31,12 +31,15 @@ PADDING = 1
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One column: its key, header, and the widest its cells may be (None: no limit)."""
+    """One column: its key, header, and the widest its cells may be (None: no limit).
+    A ``pinned`` column (the last ones) stays at the right edge while the others scroll
+    sideways, so what it says (a capture's status) is on screen at every width."""
 
     key: str
     header: str
     max_width: int | None = None
     justify: JustifyMethod = "left"
+    pinned: bool = False
 
 
 class CaptureTable(ScrollView, can_focus=True):
@@ -104,7 +107,8 @@ class CaptureTable(ScrollView, can_focus=True):
         self.rows: list[list[Text]] = []
         self.widths: list[int] = [len(c.header) for c in self.columns]
         self._styles: dict[str, Style] = {}
-        self._strips: dict[int, Strip] = {}
+        self._strips: dict[int, tuple[Strip, Strip]] = {}
+        """Row -> its scrolling and pinned cells, uncropped."""
 
     # -- content -------------------------------------------------------------------
     @property
@@ -134,6 +138,16 @@ class CaptureTable(ScrollView, can_focus=True):
         self.rows[row][column] = cell
         self._strips.pop(row, None)
         self.refresh()
+
+    @property
+    def pinned_width(self) -> int:
+        """Cells the pinned columns take at the right edge."""
+        return sum(w + 2 * PADDING for c, w in zip(self.columns, self.widths) if c.pinned)
+
+    def _scrolled_width(self) -> int:
+        """Cells left to the scrolling columns (all of the width when nothing is pinned)."""
+        pinned = self.pinned_width
+        return max(0, self.size.width - pinned) if pinned < self.size.width else self.size.width
 
     def column_at(self, x: int) -> str | None:
         """The key of the column under content x (scrolling included), or None."""
@@ -208,6 +222,14 @@ class CaptureTable(ScrollView, can_focus=True):
             return
         event.stop()
         key = self.column_at(offset.x + round(self.scroll_offset.x))
+        if offset.x >= self._scrolled_width():  # on a pinned column, at the right edge
+            at = self._scrolled_width()
+            for col, w in zip(self.columns, self.widths):
+                if col.pinned:
+                    at += w + 2 * PADDING
+                    if offset.x < at:
+                        key = col.key
+                        break
         if offset.y == 0:
             if key is not None:
                 self.post_message(self.HeaderSelected(self, key))
@@ -241,11 +263,14 @@ class CaptureTable(ScrollView, can_focus=True):
                                           self.get_component_rich_style(name))
         return style
 
-    def _cells_strip(self, cells: Sequence[Text], style: Style) -> Strip:
+    def _cells_strip(self, cells: Sequence[Text], style: Style, *, pinned: bool = False) -> Strip:
+        """The row's scrolling columns (``pinned``: its pinned ones) as one strip."""
         segments: list[Segment] = []
         pad = Segment(" " * PADDING, style)
         console = self.app.console
         for col, width, cell in zip(self.columns, self.widths, cells):
+            if col.pinned != pinned:
+                continue
             text = cell.copy()
             text.truncate(width, overflow="ellipsis", pad=True)
             if (col.justify == "right" or cell.justify == "right") and len(cell.plain) < width:
@@ -256,14 +281,14 @@ class CaptureTable(ScrollView, can_focus=True):
         return Strip(segments)
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
+        scroll_y = self.scroll_offset.y
         width = self.size.width
         base = self._style("")
         if y == 0:
             header = self._style("capture-table--header")
-            strip = self._cells_strip([Text(c.header, justify=c.justify) for c in self.columns],
-                                      base + header)
-            return strip.crop_extend(scroll_x, scroll_x + width, base + header)
+            heads = [Text(c.header, justify=c.justify) for c in self.columns]
+            return self._with_pinned(self._cells_strip(heads, base + header),
+                                     self._cells_strip(heads, base + header, pinned=True), base + header)
         row = scroll_y + y - 1
         if row >= len(self.rows):
             return Strip.blank(width, base)
@@ -275,6 +300,17 @@ class CaptureTable(ScrollView, can_focus=True):
         else:
             style = base
         cached = self._strips.get(row)
-        if cached is None:
-            cached = self._strips[row] = self._cells_strip(self.rows[row], style)
-        return cached.crop_extend(scroll_x, scroll_x + width, style)
+        if cached is None:  # kept uncropped: scrolling sideways only crops again
+            cached = self._strips[row] = (self._cells_strip(self.rows[row], style),
+                                          self._cells_strip(self.rows[row], style, pinned=True))
+        return self._with_pinned(*cached, style)
+
+    def _with_pinned(self, scrolled: Strip, pinned: Strip, style: Style) -> Strip:
+        """The visible line: the scrolling columns cropped to the room the pinned ones
+        leave, then the pinned ones at the right edge."""
+        scroll_x = round(self.scroll_offset.x)
+        width = self.size.width
+        room = self._scrolled_width()
+        if room == width:  # nothing pinned, or no room for it: everything scrolls
+            return Strip.join([scrolled, pinned]).crop_extend(scroll_x, scroll_x + width, style)
+        return Strip.join([scrolled.crop_extend(scroll_x, scroll_x + room, style), pinned])

@@ -1,5 +1,9 @@
 """The ``/`` search bar: one line docked at the bottom of a screen, hidden until asked for.
 
+Its border names the pane it searches. Opened with ``keep_open``, it stays on screen
+after enter, unfocused, as the search's result line (the query, the pane, the hit
+count), until the screen closes it (:meth:`SearchBar.hide`).
+
 It only collects the query; the screen owns the pane being searched and calls
 ``IRView.search`` with what :class:`SearchBar.Submitted` carries (attributes down,
 messages up).
@@ -46,20 +50,41 @@ class SearchBar(Input):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(placeholder="search (enter: find, n/N: next/previous, escape: close)",
                          id=id)
+        self.keep_open = False
+        """Stay shown after enter (the screen hides the bar on its own escape)."""
 
-    def open(self, initial: str = "") -> None:
-        """Show the bar with ``initial`` selected, and focus it."""
+    @property
+    def shown(self) -> bool:
+        """Whether the bar is on screen (focused or as a result line)."""
+        return self.has_class("-shown")
+
+    def open(self, initial: str = "", *, pane: str = "", keep_open: bool = False) -> None:
+        """Show the bar with ``initial`` selected, and focus it; ``pane`` names the pane
+        searched (in the bar's border)."""
         self.value = initial
+        self.keep_open = keep_open
+        self.border_title = f"search {pane}" if pane else "search"
+        self.border_subtitle = ""
         self.add_class("-shown")
         # Focus now, not after the next refresh (what focus() does): keys typed right
         # after "/" are already queued and must reach the bar, not the pane's bindings.
         self.screen.set_focus(self)
 
     def action_close(self) -> None:
-        self.remove_class("-shown")
+        self.hide()
         self.post_message(self.Closed())
+
+    def hide(self) -> None:
+        """Take the bar off screen (no message)."""
+        self.remove_class("-shown")
+
+    def show_result(self, text: str) -> None:
+        """Say what the last search found (the border's subtitle), while it stays shown."""
+        self.border_subtitle = text
 
     @on(Submitted)
     def _submitted(self, event: "SearchBar.Submitted") -> None:
-        # Hide, and let the message bubble on to the screen that owns the pane.
-        self.remove_class("-shown")
+        # Hide (unless kept as the result line), and let the message bubble on to the
+        # screen that owns the pane.
+        if not self.keep_open or not event.value:
+            self.remove_class("-shown")

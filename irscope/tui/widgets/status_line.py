@@ -7,9 +7,21 @@ text, so setting it only repaints the line.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
+
+SEPARATOR = "  |  "
+"""Between the fields of a status line."""
+
+
+def join_fields(fields: Iterable[str], *, empty: str = "-") -> Text:
+    """The non-blank ``fields`` joined by :data:`SEPARATOR` (plain text): a status line
+    never shows a blank field; with none left, ``empty``."""
+    kept = [f.strip() for f in fields if f and f.strip()]
+    return Text(SEPARATOR.join(kept) if kept else empty, no_wrap=True, overflow="ellipsis")
 
 
 class StatusLine(Widget):
@@ -27,6 +39,10 @@ class StatusLine(Widget):
     def update(self, text: Text | str) -> None:
         """Show ``text`` (a str is taken literally)."""
         self.text = text if isinstance(text, Text) else Text(text)
+
+    def update_fields(self, fields: Iterable[str]) -> None:
+        """Show ``fields`` (plain strings) joined, blank ones left out (:func:`join_fields`)."""
+        self.text = join_fields(fields)
 
     def render(self) -> Text:
         shown = self.text.copy()

@@ -37,8 +37,9 @@ function codeLines(container, lines, firstLine, makeExtra) {
 const Linked = {
   stages: [],   // {name, title, lineOps, rows, pane, count}
   sourceRows: new Map(),
-  statementOf: {},  // line -> its statement's first line, for lines that continue a statement
-  members: new Map(),  // statement first line -> every line of it
+  statementOf: {},  // function -> (line -> its statement's first line, for lines that continue a statement)
+  members: new Map(),  // "F:L" (function, statement first line) -> every line of it
+  functions: null,  // the user functions (kernel, helpers) and their ops per charge mode
   selected: null,
   lineage: {},
   pictures: {},
@@ -68,49 +69,101 @@ const Linked = {
       box.appendChild(el("p", "note", "the capture stored no source"));
       return;
     }
-    this.statementOf = src.statement_of || {};
-    for (const [line, head] of Object.entries(this.statementOf)) {
-      if (!this.members.has(head)) this.members.set(head, [head]);
-      this.members.get(head).push(Number(line));
+    // Sections: the kernel (function 0), then each @triton.jit helper (data.functions,
+    // absent when the kernel calls none). A statement is keyed "F:L" in every map.
+    this.functions = data.functions || null;
+    this.statementOf = { 0: src.statement_of || {} };
+    const sections = [{ index: 0, lines: src.lines, first_line: src.first_line }];
+    for (const f of (this.functions ? this.functions.functions : [])) {
+      if (f.kernel) continue;
+      this.statementOf[f.index] = f.statement_of || {};
+      sections.push(f);
     }
-    const totals = {};
-    for (const st of this.stages) {
-      for (const [line, ops] of Object.entries(st.lineOps)) totals[line] = (totals[line] || 0) + ops.length;
+    for (const [fn, of] of Object.entries(this.statementOf)) {
+      for (const [line, head] of Object.entries(of)) {
+        const key = `${fn}:${head}`;
+        if (!this.members.has(key)) this.members.set(key, [head]);
+        this.members.get(key).push(Number(line));
+      }
     }
-    const rows = codeLines(box, src.lines, src.first_line, (row, n) => {
-      row.appendChild(el("span", "ops", totals[n] ? String(totals[n]) : ""));
-      if (totals[this.head(n)]) row.classList.add("linked-line");
-    });
-    for (const row of rows) {
-      this.sourceRows.set(Number(row.dataset.line), row);
-      row.addEventListener("click", () => this.select(Number(row.dataset.line)));
+    for (const sec of sections) {
+      let holder = box;
+      if (sec.index !== 0) {
+        holder = el("div", "helper");
+        holder.dataset.fn = String(sec.index);
+        const calls = sec.call_lines.length ? ` · called at line ${sec.call_lines.join(", ")}` : "";
+        holder.appendChild(el("div", "fn-head", `helper ${sec.name} · ${sec.file || "?"}:${sec.first_line}-${sec.last_line}${calls}`));
+        box.appendChild(holder);
+      }
+      const rows = codeLines(holder, sec.lines, sec.first_line, (row) => {
+        row.appendChild(el("span", "ops", ""));
+      });
+      for (const row of rows) {
+        row.dataset.fn = String(sec.index);
+        const line = Number(row.dataset.line);
+        this.sourceRows.set(`${sec.index}:${line}`, row);
+        row.addEventListener("click", () => this.select(line, sec.index));
+      }
     }
-    const m = /line=(\d+)/.exec(location.hash);
-    if (m) this.select(Number(m[1]));
+    this.paintTotals();
+    const charge = document.getElementById("charge-calls");
+    if (charge) {
+      charge.addEventListener("change", () => {
+        this.mode = charge.checked ? "call-line" : "own";
+        this.paintTotals();
+        if (this.selected !== null) this.select(this.selected, this.selectedFn);
+      });
+    }
+    const m = /(?:fn=(\d+)&)?line=(\d+)/.exec(location.hash);
+    if (m) this.select(Number(m[2]), Number(m[1] || 0));
+  },
+
+  mode: "own",  // or "call-line": a helper's ops counted on the kernel line that calls it
+  selectedFn: 0,
+
+  // The stage text lines of the ops of statement (fn, line) in the current charge mode.
+  opsOf(st, fn, line) {
+    if (!this.functions || (fn === 0 && this.mode === "own")) {
+      return fn === 0 ? st.lineOps[String(line)] || [] : [];
+    }
+    return ((this.functions.ops[this.mode] || {})[st.name] || {})[`${fn}:${line}`] || [];
+  },
+
+  // Each source row's op count (all stages) in the current charge mode.
+  paintTotals() {
+    for (const [key, row] of this.sourceRows) {
+      const [fn, line] = key.split(":").map(Number);
+      const head = this.head(line, fn);
+      let total = 0;
+      let headTotal = 0;
+      for (const st of this.stages) {
+        total += this.opsOf(st, fn, line).length;
+        headTotal += this.opsOf(st, fn, head).length;
+      }
+      row.querySelector(".ops").textContent = total && head === line ? String(total) : "";
+      row.classList.toggle("linked-line", headTotal > 0);
+    }
   },
 
   // The first line of a line's statement: the ops of a statement spanning lines are its first line's.
-  head(line) {
-    const h = this.statementOf[String(line)];
+  head(line, fn = 0) {
+    const h = (this.statementOf[fn] || {})[String(line)];
     return h === undefined ? line : h;
   },
 
-  select(clicked) {
-    const line = this.head(clicked);
-    if (this.selected !== null) {
-      for (const n of this.members.get(this.selected) || [this.selected]) {
-        const old = this.sourceRows.get(n);
-        if (old) old.classList.remove("selected");
-      }
-    }
+  select(clicked, fn = 0) {
+    const line = this.head(clicked, fn);
+    for (const old of document.querySelectorAll("#source .row.selected")) old.classList.remove("selected");
     this.selected = line;
-    for (const n of this.members.get(line) || [line]) {
-      const row = this.sourceRows.get(n);
+    this.selectedFn = fn;
+    for (const n of this.members.get(`${fn}:${line}`) || [line]) {
+      const row = this.sourceRows.get(`${fn}:${n}`);
       if (row) row.classList.add("selected");
     }
+    const named = fn === 0 || !this.functions ? "" : `${this.functions.functions[fn].name} `;
     for (const st of this.stages) {
       for (const r of st.code.querySelectorAll(".row.hit")) r.classList.remove("hit");
-      const ops = st.lineOps[String(line)] || [];
+      const ops = this.opsOf(st, fn, line);
       let first = null;
       for (const n of ops) {
         const r = st.rows[n - 1];
@@ -119,21 +172,22 @@ const Linked = {
           if (!first) first = r;
         }
       }
-      st.count.textContent = ops.length ? ` · ${ops.length} op(s) of line ${line}` : ` · no op of line ${line}`;
+      st.count.textContent = ops.length ? ` · ${ops.length} op(s) of ${named}line ${line}`
+        : ` · no op of ${named}line ${line}`;
       if (first) st.code.scrollTop = first.offsetTop - st.code.offsetTop - 40;
     }
     const box = document.getElementById("lineage");
-    const key = this.lineage[String(line)];
+    const key = fn === 0 ? this.lineage[String(line)] : undefined;
     if (box) {
       box.hidden = !key;
       if (key) {
         document.getElementById("lineage-line").textContent = String(line);
         Pictures.url(key, this.pictures[key]).then((url) => {
-          if (this.selected === line) document.getElementById("lineage-img").src = url;
+          if (this.selected === line && this.selectedFn === 0) document.getElementById("lineage-img").src = url;
         });
       }
     }
-    history.replaceState(null, "", `#line=${line}`);
+    history.replaceState(null, "", fn ? `#fn=${fn}&line=${line}` : `#line=${line}`);
   },
 };
 

@@ -1,0 +1,226 @@
+"""The kernel view's Python pane: the kernel's lines, then one section per ``@triton.jit``
+helper whose ops the capture holds (:mod:`irscope.core.user_functions`).
+
+The kernel's lines come first, numbered as in its file, so row ``r`` of the kernel is
+file line ``first_line + r`` as before; each helper follows under a heading row that
+names it, its file, its lines and the kernel lines that call it. The gutter shows each
+row's own file line (blank on headings). The helpers are found in a thread worker once
+the pane is mounted (the walk parses every stage); until then the pane shows the kernel
+alone and counts come from the kernel view's stage indexes.
+
+The charge mode (:data:`~irscope.core.user_functions.OWN` or
+:data:`~irscope.core.user_functions.CALL_LINE`) says where a helper's ops are counted:
+on the helper's lines, or on the kernel line that calls it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.segment import Segment
+from textual import work
+from textual.geometry import Size
+from textual.message import Message
+from textual.strip import Strip
+
+from irscope.core.user_functions import (CALL_LINE, OWN, UserFunction, UserFunctions, function_line_ops, op_place,
+                                         user_functions)
+from irscope.errors import IrscopeError
+from irscope.tui.widgets.ir_view import MARK_SIGNS, IRView
+
+if TYPE_CHECKING:
+    from irscope.core import Capture
+    from irscope.ir import Op
+    from irscope.tui.screen_data import StageIndex
+
+
+@dataclass(frozen=True, slots=True)
+class PaneRow:
+    """What one row of the pane shows."""
+
+    function: int | None
+    """Index of its function in :attr:`UserFunctions.functions`; None on a heading or gap."""
+    line: int | None
+    """Its file line; None on a heading or gap."""
+
+
+def helper_heading(fn: UserFunction, kernel_file: str | None) -> str:
+    """The heading row of a helper's section (a Python comment, so it reads as one): its
+    name, file (the base name when it is the kernel's file, which the pane's title
+    names), lines and the kernel lines that call it; the pane is narrow, so the name and
+    line numbers come first."""
+    file = os.path.basename(fn.file or "?") if fn.file == kernel_file else (fn.file or "?")
+    calls = ", ".join(map(str, fn.call_lines))
+    called = f"  called at {calls}" if calls else ""
+    return f"# ── helper {fn.name}  {file}:{fn.first_line}-{fn.last_line}{called}"
+
+
+def pane_rows(functions: UserFunctions) -> tuple[list[str], list[PaneRow]]:
+    """The pane's text lines and what each row is: the kernel's lines, then for each
+    helper a gap, its heading and its lines."""
+    texts: list[str] = []
+    rows: list[PaneRow] = []
+    for fn in functions.functions:
+        if not fn.kernel:
+            texts += ["", helper_heading(fn, functions.kernel.file)]
+            rows += [PaneRow(None, None), PaneRow(None, None)]
+        for ln in fn.lines:
+            texts.append(ln.text if fn.has_source else f"(line {ln.line}: source not captured)")
+            rows.append(PaneRow(fn.index, ln.line))
+    return texts, rows
+
+
+class PythonPane(IRView):
+    """The Python source of the kernel and its helpers, one row per file line."""
+
+    class FunctionsLoaded(Message):
+        """Posted when the helpers' sections are in (the counts may change)."""
+
+    def __init__(self, capture: "Capture", text: str, *, language: str | None = None,
+                 id: str | None = None, first_number: int = 1) -> None:
+        self.capture = capture
+        self.first_line = first_number
+        self.charge = OWN
+        """Where helpers' ops are counted: OWN (their lines) or CALL_LINE (the kernel's call)."""
+        self.functions: dict[str, UserFunctions] = {}
+        """Charge mode -> the core's answer; empty until the worker is done."""
+        self._rows: list[PaneRow] = []
+        super().__init__(text, language=language, id=id, first_number=first_number)
+        self._rows = [PaneRow(0, first_number + i) for i in range(self.line_count)]
+
+    def on_mount(self) -> None:
+        self.find_functions()
+
+    @work(thread=True, group="python-pane", exclusive=True, exit_on_error=False)
+    def find_functions(self) -> None:
+        """Ask the core for the user functions in both charge modes (off the UI thread)."""
+        try:
+            got = {mode: user_functions(self.capture, mode) for mode in (OWN, CALL_LINE)}
+        except IrscopeError:
+            return  # the pane keeps the kernel's source alone
+        self.app.call_from_thread(self._loaded, got)
+
+    def _loaded(self, got: dict[str, UserFunctions]) -> None:
+        self.functions = got
+        texts, rows = pane_rows(got[OWN])
+        if len(rows) > len(self._rows) or self.line_count == 0:
+            at = self.cursor_line
+            self.set_text("\n".join(texts), language=self.language, first_number=self.first_line)
+            self._rows = rows
+            self._gutter_digits = len(str(max((r.line or 0 for r in rows), default=1)))
+            widest = max(map(len, texts), default=0)
+            self.virtual_size = Size(self._gutter_width + widest + 1, len(texts))
+            self.set_reactive(IRView.cursor_line, at)
+            self.refresh()
+        self.post_message(self.FunctionsLoaded())
+
+    # -- where the cursor is ------------------------------------------------------
+    @property
+    def helpers(self) -> tuple[UserFunction, ...]:
+        """The helpers shown (empty until found)."""
+        got = self.functions.get(OWN)
+        return got.helpers if got is not None else ()
+
+    def row(self, y: int | None = None) -> PaneRow:
+        """What row ``y`` (the cursor's by default) shows."""
+        y = self.cursor_line if y is None else y
+        return self._rows[y] if 0 <= y < len(self._rows) else PaneRow(None, None)
+
+    def function(self, y: int | None = None) -> UserFunction | None:
+        """The function of row ``y`` (the cursor's), once the functions are found."""
+        r = self.row(y)
+        got = self.functions.get(self.charge)
+        if r.function is None or got is None:
+            return None
+        return got.functions[r.function]
+
+    def statement_rows(self) -> list[int]:
+        """The rows of the cursor's statement (more than one for a multi-line statement)."""
+        r = self.row()
+        if r.line is None:
+            return []
+        fn = self.function()
+        if fn is None:  # the kernel alone: the core's statement map of the kernel
+            unit = self.capture.statement(r.line)
+            return [n - self.first_line for n in unit.lines]
+        head = next((ln.statement for ln in fn.lines if ln.line == r.line), r.line)
+        return [i for i, row in enumerate(self._rows)
+                if row.function == fn.index and any(ln.line == row.line and ln.statement == head for ln in fn.lines)]
+
+    def ops(self, stage: str, index: "StageIndex | None") -> list["Op"] | None:
+        """The ops of ``stage`` charged to the cursor's statement; None when unknown yet."""
+        r = self.row()
+        if r.line is None:
+            return []
+        fn = self.function()
+        if fn is not None:
+            if stage in self.functions[self.charge].stages:
+                return function_line_ops(self.capture, fn, r.line, self.charge).get(stage, [])
+            if index is None:
+                return None
+            return []
+        if index is None:
+            return None
+        if r.function != 0:
+            return []
+        return index.by_python_line.get(self.capture.statement(r.line).first, [])
+
+    def label(self) -> str:
+        """``python line 27``, ``python lines 26-27`` or ``_gelu line 29``."""
+        r = self.row()
+        if r.line is None:
+            got = self.functions.get(OWN)
+            return "helpers below" if got is not None and got.helpers else "python"
+        fn = self.function()
+        rows = self.statement_rows()
+        lines = sorted(self._rows[y].line or 0 for y in rows) or [r.line]
+        span = str(lines[0]) if len(lines) <= 1 else f"{lines[0]}-{lines[-1]}"
+        if fn is not None and not fn.kernel:
+            return f"{fn.name} line{'s' if len(lines) > 1 else ''} {span}"
+        return f"python line{'s' if len(lines) > 1 else ''} {span}"
+
+    def charge_label(self) -> str:
+        """What the status line says about the charge mode ('' with no helpers)."""
+        if not self.helpers:
+            return ""
+        return "helpers' ops on their call lines (c)" if self.charge == CALL_LINE else "helpers' ops on their own lines (c)"
+
+    def toggle_charge(self) -> str:
+        """Switch the charge mode; returns the new one."""
+        self.charge = CALL_LINE if self.charge == OWN else OWN
+        return self.charge
+
+    def row_of_op(self, stage: str, op: "Op") -> int | None:
+        """The row of the statement ``op`` is charged to (its first line), or None."""
+        if self.functions:
+            place = op_place(self.capture, stage, op, self.charge)
+            if place is None:
+                return None
+            file, first, line = place
+            got = self.functions[self.charge]
+            for fn in got.functions:
+                if fn.file == file and fn.first_line == first:
+                    for y, row in enumerate(self._rows):
+                        if row.function == fn.index and row.line == line:
+                            return y
+            return None
+        py = self.capture.line_of(op)
+        if py is None or not 0 <= py - self.first_line < self.line_count:
+            return None
+        return py - self.first_line
+
+    # -- drawing ------------------------------------------------------------------
+    def _gutter_strip(self, y: int) -> Strip:
+        if not self.functions:
+            return super()._gutter_strip(y)
+        mark = self._marks.get(y)
+        sign = MARK_SIGNS.get(mark, "\u2022") if mark else " "
+        line = self.row(y).line
+        number = ("" if line is None else str(line)).rjust(self._gutter_digits)
+        segments = [Segment(number, self._style("ir-view--gutter")),
+                    Segment(sign, self._style(f"ir-view--mark-{mark}") if mark in MARK_SIGNS
+                            else self._style("ir-view--gutter")),
+                    Segment(" ")]
+        return Strip(segments, self._gutter_width)
