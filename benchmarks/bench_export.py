@@ -17,7 +17,12 @@ build, DOT) and the part in ``dot``; nodes and edges drawn. Cases:
 
 4. the command a user types for the largest snapshot, ``irscope export BUNDLE
    KERNEL --pass N -o x.svg`` (the pass that produced it, so the diff engine's
-   colouring is in the time), as a whole process.
+   colouring is in the time), as a whole process;
+5. ``pipeline``: the size of the pass-pipeline picture (``--pipeline``) of every
+   capture with passes in the bundle and in ``tests/data/learner_sm90.irscope``:
+   width x height as dot lays it out (points; px at 96 dpi = pt x 4/3), its
+   columns and the rows of the longest. Goal: it fits a 2560 x 1440 px screen
+   (<= 1920 x 1080 pt), laid out for 1920 x 1200 px.
 
 A ``dot`` run past ``--timeout`` seconds is reported as such (and not repeated).
 """
@@ -99,9 +104,9 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds allowed to one dot run")
     ap.add_argument("--json", help="also write the results here")
-    ap.add_argument("--cases", default="ttgir,folded,every,cli",
-                    help="which cases to run: ttgir, folded (--max-nodes 300), every (--max-nodes 0), cli; "
-                         "every-5k: only the 5,000-op snapshot drawn every op")
+    ap.add_argument("--cases", default="ttgir,folded,every,cli,pipeline",
+                    help="which cases to run: ttgir, folded (--max-nodes 300), every (--max-nodes 0), cli, "
+                         "pipeline (picture sizes); every-5k: only the 5,000-op snapshot drawn every op")
     args = ap.parse_args()
     res: dict = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
                  "load": os.getloadavg(), "runs": args.runs, "timeout_s": args.timeout, "ttgir": [], "llvm": []}
@@ -113,6 +118,10 @@ def main() -> int:
         res["ttgir"].append({"capture": cid, "kernel": kernel, "variant": variant} | r)
         print(f"ttgir #{cid} {kernel}: {r['ops']} ops -> {r['nodes']} nodes {r['edges']} edges, "
               f"{r['total_s']:.2f} s (python {r['python_s']:.2f}, dot {r['dot_s']:.2f})", flush=True)
+    if "pipeline" in cases:
+        res["pipeline"] = pipeline_sizes([args.bundle, str(ROOT / "tests" / "data" / "learner_sm90.irscope")])
+    if not cases & {"folded", "every", "every-5k", "cli"}:
+        return _done(res, args.json)
     snaps = llvm_snapshots(args.bundle)
     largest = snaps[-1]
     near5k = min(snaps, key=lambda s: (abs(s[0] - 5000), -s[0]))
@@ -145,10 +154,40 @@ def main() -> int:
                       "wall_s": statistics.median(walls), "walls": walls}
         print(f"cli: irscope export BUNDLE #{cid} --pass {index - 1} -o x.svg ({ops} ops): "
               f"{statistics.median(walls):.2f} s median of {args.runs}", flush=True)
+    return _done(res, args.json)
+
+
+def _done(res: dict, path: str | None) -> int:
     res["load_after"] = os.getloadavg()
-    if args.json:
-        Path(args.json).write_text(json.dumps(res, indent=2))
+    if path:
+        Path(path).write_text(json.dumps(res, indent=2))
     return 0
+
+
+def pipeline_sizes(bundles: list[str]) -> list[dict]:
+    """Width x height (pt) of the pipeline picture of every capture with passes."""
+    import xml.etree.ElementTree as ET
+
+    from irscope.export import pipeline_graph
+    from irscope.export.render import render
+
+    out = []
+    for path in bundles:
+        with irscope.open(path) as b:
+            for cap in b.captures():
+                if not cap.pass_count:
+                    continue
+                g = pipeline_graph(cap)
+                root = ET.fromstring(render(g, "svg"))
+                w, h = float(root.get("width", "0pt")[:-2]), float(root.get("height", "0pt")[:-2])
+                cols = g.graph.graph["columns"]
+                r = {"bundle": Path(path).name, "capture": cap.id, "kernel": cap.kernel, "passes": g.ops_total,
+                     "width_pt": w, "height_pt": h, "columns": len(cols), "rows": max(len(c) for c in cols)}
+                out.append(r)
+                print(f"pipeline {r['bundle']} #{cap.id} {cap.kernel}: {g.ops_total} passes, {w:.0f} x {h:.0f} pt "
+                      f"({w * 4 / 3:.0f} x {h * 4 / 3:.0f} px), {r['columns']} columns of up to {r['rows']}",
+                      flush=True)
+    return out
 
 
 if __name__ == "__main__":

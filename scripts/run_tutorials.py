@@ -83,14 +83,21 @@ def full_commit(git_dir: Path, commit: str) -> str:
     return git(git_dir, "rev-parse", commit).strip()
 
 
+LIBS = ["third_party/nvidia/backend/lib", "third_party/amd/backend/lib"]
+"""Read by tutorial 07 relative to its own file (``../../third_party/...``), as in a checkout."""
+
+
 def extract(git_dir: Path, commit: str, dest: Path) -> list[Path]:
-    """Write the tutorials of COMMIT (python/tutorials/NN-*.py) into DEST, unmodified."""
-    dest.mkdir(parents=True, exist_ok=True)
+    """Write the tutorials of COMMIT, unmodified, into DEST/python/tutorials, and the device
+    libraries they read by path into DEST/third_party: the layout of a checkout."""
     out = []
-    for path in git(git_dir, "ls-tree", "--name-only", commit, "python/tutorials/").split():
-        name = Path(path).name
-        if re.match(r"\d\d-.*\.py$", name):
-            f = dest / name
+    for path in git(git_dir, "ls-tree", "--name-only", commit, "python/tutorials/", *[d + "/" for d in LIBS]).split():
+        f = dest / path
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if path.startswith("third_party/"):
+            f.write_bytes(subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"],
+                                         capture_output=True, check=True).stdout)
+        elif re.match(r"\d\d-.*\.py$", f.name):
             f.write_text(git(git_dir, "show", f"{commit}:{path}"))
             out.append(f)
     return sorted(out)
@@ -99,7 +106,8 @@ def extract(git_dir: Path, commit: str, dest: Path) -> list[Path]:
 def ensure_deps(log) -> Path:
     """matplotlib, pandas and pytest in out/tutorials/deps (all venvs run Python 3.11)."""
     d = OUT / "deps"
-    if not (d / "matplotlib").exists() or not (d / "pandas").exists() or not (d / "tabulate.py").exists():
+    have = all(any((d / n).exists() for n in names) for names in (("matplotlib",), ("pandas",), ("tabulate", "tabulate.py")))
+    if not have:
         log(f"installing {' '.join(DEPS)} into {d.relative_to(ROOT)}")
         subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "pip", "install", "-q",
                         "--disable-pip-version-check", "--target", str(d), *DEPS], check=True)
@@ -119,7 +127,7 @@ def read_captures(bundle: Path) -> list[dict]:
     if r.returncode != 0:
         return []
     return [{"kernel": c["kernel"], "variant": c["variant"], "target": c["target"],
-             "failed": c.get("error") is not None or not c.get("complete", True),
+             "failed": c.get("error") is not None,  # ("complete" is the run's: false after a timeout)
              "error": (c.get("error") or "").splitlines()[0][:300] if c.get("error") else None,
              "failed_stage": c.get("failed_stage"), "notes": c.get("notes") or []} for c in json.loads(r.stdout)]
 
@@ -169,24 +177,31 @@ def cell(v: str, tutorial: str, target: str, data: dict) -> dict:
         return {"status": "not run (time)"}
     exp = expected_kernels(stem[:2], v, target)
     caps = data.get("captures", {}).get(key(v, tutorial, target), [])
+    tuned = expected_configs(stem[:2], v, target)
+
+    def refused(x: dict) -> bool:
+        # Triton refused to launch it (OutOfResources), or, for an autotuned kernel, the config
+        # fails a tl.static_assert: the autotuner skips both on the GPU too. Not a failure.
+        err = x["error"] or ""
+        return x["failed"] and ("OutOfResources" in err or x["kernel"] in tuned and "CompileTimeAssertion" in err)
+
     ok = sorted({c["kernel"] for c in caps if not c["failed"]})
     failed = sorted({c["kernel"] for c in caps if c["failed"]} - set(ok))
-    errors = sorted({f"{c['kernel']}: {c['error']}" for c in caps
-                     if c["failed"] and c["error"] and "OutOfResources" not in c["error"]})
+    errors = sorted({f"{c['kernel']}: {c['error']}" for c in caps if c["failed"] and not refused(c)})
     c = {"status": "ran", "rc": run["rc"], "timed_out": run["timed_out"], "seconds": run["seconds"],
          "expected": exp, "captured": ok, "failed_kernels": failed,
          "missing": [k for k in exp if k not in ok] if exp is not None else None,
          "unexpected": [k for k in ok if exp is not None and k not in exp],
          "variants": sum(not x["failed"] for x in caps),
          # A config Triton refused to launch (OutOfResources) is refused on that GPU too: not a failure.
-         "variants_refused": sum(x["failed"] and "OutOfResources" in (x["error"] or "") for x in caps),
-         "variants_failed": sum(x["failed"] and "OutOfResources" not in (x["error"] or "") for x in caps),
+         "variants_refused": sum(refused(x) for x in caps),
+         "variants_failed": sum(x["failed"] and not refused(x) for x in caps),
          "capture_errors": errors[:6]}
     configs = {}
-    for kern, n in expected_configs(stem[:2], v, target).items():
+    for kern, n in tuned.items():
         # Distinct configs compiled (or refused as on the GPU): the config fields of the variant labels.
         seen = {tuple(f for f in x["variant"].split(",") if re.match(CONFIG_FIELDS, f)) for x in caps
-                if x["kernel"] == kern and (not x["failed"] or "OutOfResources" in (x["error"] or ""))}
+                if x["kernel"] == kern and (not x["failed"] or refused(x))}
         configs[kern] = {"expected": n, "compiled": len(seen)}
     c["configs"] = configs
     stop = next((m.group(1) for line in run.get("stderr_tail") or []
@@ -241,8 +256,8 @@ MEANING = [
     "autotuned kernel, the distinct autotune configs compiled (or refused) of the n its autotuner has. `(exit N)`: irscope's "
     "exit status was not 0 (the script stopped, see the failures); `(timeout)`: the run was stopped at the "
     "timeout, and what compiled before is kept; `(K failed)`: captures with an error; `(K refused)`: autotune "
-    "configs Triton refused to launch (OutOfResources: more shared memory than the target's device has), which "
-    "the autotuner skips on that GPU too; `(stopped at :N)`: see below.",
+    "configs Triton refused to launch (OutOfResources: more shared memory than the target's device has) or "
+    "whose `tl.static_assert` fails (CompileTimeAssertionFailure), which the autotuner skips on that GPU too; `(stopped at :N)`: see below.",
     "\"not supported\": the tutorial needs what this Triton or target lacks (an API, a GPU "
     "generation), or this Triton cannot compile for the target on this machine; not an irscope failure.",
     "A failure is an irscope failure when the tutorial runs on that Triton and target on a real GPU "
@@ -372,7 +387,7 @@ def main() -> int:
                 log(f"[{v}] skipped: {py} has triton {have}")
                 continue
             commit = full_commit(git_dir, pick.commit)
-            files = extract(git_dir, commit, OUT / f"triton-{v}" / "src")
+            files = extract(git_dir, commit, OUT / f"triton-{v}" / "triton")
             data["tutorials"][v] = [f.name for f in files]
             data.setdefault("commits", {})[v] = commit
             work = OUT / f"triton-{v}" / "work"
@@ -405,7 +420,10 @@ def main() -> int:
         if b.exists():
             data["captures"][k] = read_captures(b)
     data["picks"] = {v: {"version": p.version, "commit": p.commit, "date": p.date, "why": p.why} for v, p in PICKS.items()}
-    data["cells"] = {k: cell(*k.split("|"), data) for k in data["runs"]}
+    data["cells"] = {}
+    for k in data["runs"]:
+        v, t, tg = k.split("|")
+        data["cells"][k] = cell(v, t, tg, data)
     data["expected"] = {f"{t}|{v}": e for (t, v), e in EXPECTED.items()}
     save(json_path, data)
     order = [v for v in PICKS]

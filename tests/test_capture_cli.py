@@ -193,11 +193,15 @@ raise RuntimeError("checked after launch")
     out = tmp_path / "late.irscope"
     p = irscope("run", script, "-o", out)
     line = script.read_text().splitlines().index('raise RuntimeError("checked after launch")') + 1
-    assert p.returncode == 0  # compile-only: expected, reported, not fatal
-    assert "checked after launch" in p.stderr and f"late.py:{line}" in p.stderr
+    # A script that raised is a failure (no result check of compile-only mode): exit 3, the
+    # run recorded `failed`, the exit and the record agree; the kernels are kept.
+    assert p.returncode == 3, p.stderr
+    (error,) = [ln for ln in p.stderr.splitlines() if ln.startswith("irscope: error:")]
+    assert "checked after launch" in error and f"late.py:{line}" in error and "1 kernel(s) captured" in error
+    assert "Traceback" not in p.stderr
     assert [c["kernel"] for c in ls_json(out)] == ["add_kernel"]
-    strict = irscope("run", script, "-o", tmp_path / "s.irscope", "--strict")
-    assert strict.returncode != 0
+    (run,) = json.loads(irscope("ls", out, "--runs", "--json", check=True).stdout)
+    assert run["status"] == "failed" and run["complete"] is True
 
 
 SLOW_SCRIPT = VECTOR_ADD + '''

@@ -408,3 +408,32 @@ def test_amd_driver_properties_hold_max_threads_per_sm(tmp_path, version):
     d = irscope_devices.DEVICES["gfx942"]
     assert _printed(p, "PROPS ") == [{"max_threads_per_sm": d.max_threads_per_multi_processor, "warpSize": d.warp_size}]
     assert [(c["kernel"], c["target"], c["error"]) for c in ls_json(out)] == [("add_kernel", "gfx942", None)]
+
+
+# -- tensors made from Python data on the device, and cuBLAS (Triton's tutorials 08, 09) --
+
+TABLES_AND_CUBLAS = VECTOR_ADD + '''
+import json
+if torch.cuda.is_available():  # as Triton's tutorial 09 does: it loads libcublas.so
+    from triton._C.libtriton import nvidia
+    cublas = nvidia.cublas.CublasLt(torch.empty(1 << 20, device="cuda", dtype=torch.uint8))
+x = torch.randn(4096, device=DEVICE)
+out = torch.empty_like(x)
+cublas.matmul(x.view(64, 64), x.view(64, 64), out.view(64, 64))
+ptrs = torch.tensor([x.data_ptr(), out.data_ptr()], device=DEVICE)  # tutorial 08's pointer table
+sizes = torch.as_tensor([4096, 4096], dtype=torch.int32, device=DEVICE)
+print("TABLES " + json.dumps([str(ptrs.dtype), list(ptrs.shape), ptrs.device.type, str(sizes.dtype)]))
+add_kernel[(4,)](x, x, out, 4096, BLOCK=1024)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["installed", "3.2"])
+def test_tensors_from_data_and_cublas_on_the_device(tmp_path, version):
+    script = write_script(tmp_path, "tables.py", TABLES_AND_CUBLAS)
+    out = tmp_path / "t.irscope"
+    python = [] if version == "installed" else ["--python", _python(version)]
+    p = irscope("run", script, *python, "--target", "sm_90", "-o", out)
+    assert p.returncode == 0 and "script failed" not in p.stderr, p.stderr
+    assert _printed(p, "TABLES ") == [["torch.int64", [2], "cuda", "torch.int32"]]
+    assert [(c["kernel"], c["target"], c["error"]) for c in ls_json(out)] == [("add_kernel", "sm_90", None)]

@@ -160,12 +160,17 @@ def test_pipeline_graph(bundle, matmul):
     passes = matmul.passes()
     nodes = {n: a for n, a in g.graph.nodes(data=True) if a["kind"] == "pass"}
     assert [a["index"] for a in nodes.values()] == [p.index for p in passes]
+    clusters = g.graph.graph["clusters"]
     for p in passes:
         a = nodes[f"pass{p.index}"]
-        assert a["cluster"] == f"stage:{p.stage}" and a["added"] == p.step.counts.added
+        # A nested pass sits in a cluster under its parent, inside the stage's cluster.
+        c = a["cluster"] if p.step.parent is None else clusters[a["cluster"]]["parent"]
+        assert c == f"stage:{p.stage}" and a["added"] == p.step.counts.added
         assert (a["fill"] == GREY_FILL) == (not p.changed)
-    order = [n for n in nx.topological_sort(g.graph) if n in nodes]
-    assert order == [f"pass{p.index}" for p in passes]  # one chain, in pass order
+    order = [n for col in g.graph.graph["columns"] for n in col if n in nodes]
+    assert order == [f"pass{p.index}" for p in passes]  # columns read left to right, in pass order
+    for col in g.graph.graph["columns"]:  # each column one chain, top to bottom
+        assert all(g.graph.has_edge(a, b) for a, b in zip(col, col[1:]))
     assert "ptx" in {a.get("name") for a in g.graph.nodes.values()}
     other = bundle.capture("matmul_kernel", variant=3)
     gd = pipeline_graph(matmul, other)

@@ -38,18 +38,27 @@ HALF = ("#ttg.linear<{register = [[0, 2]], lane = [[1, 0], [2, 0], [4, 0], [8, 0
 
 
 def svg_cells(svg: bytes, pid: int = 0) -> dict:
-    """index -> (texts, fill, tooltip) of every element cell dot drew for picture ``pid``."""
+    """index -> (texts, fill, tooltip, move mark) of every element cell drawn for picture
+    ``pid`` (irscope.export.layout_svg: a ``<use>`` of a fill rect holding the hover
+    text, which starts with the index, then the cell's texts and its move mark)."""
     root = ET.fromstring(svg)
-    cells = {}
-    prefix = f"a_p{pid}_e"
-    for g in root.iter(f"{SVG}g"):
-        gid = g.get("id", "")
-        if not gid.startswith(prefix):
-            continue
-        index = tuple(int(x) for x in gid[len(prefix):].split("_"))
-        a = g.find(f"{SVG}a")
-        poly = a.find(f"{SVG}polygon")
-        cells[index] = ([t.text for t in a.iter(f"{SVG}text")], poly.get("fill"), a.get(f"{XLINK}title"))
+    rects = {r.get("id"): r for r in root.iter(f"{SVG}rect")}
+    grid = next(g for g in root.iter(f"{SVG}g") if g.get("id") == f"p{pid}_grid")
+    cells: dict = {}
+    for row in grid.findall(f"{SVG}g"):
+        cur = None
+        for el in row:
+            if el.tag == f"{SVG}use":
+                ref = rects[el.get("href")[1:]]
+                title = el.find(f"{SVG}title")
+                if title is not None:
+                    where = title.text.split("]")[0].lstrip("[")
+                    cur = tuple(int(x) for x in where.split(", "))
+                    cells[cur] = ([], ref.get("fill"), title.text, None)
+                elif cur is not None and ref.get("fill") == "none":  # the move mark over the cell
+                    cells[cur] = cells[cur][:3] + (ref.get("stroke"),)
+            elif el.tag == f"{SVG}text" and cur is not None and el.get("class") != "ax":
+                cells[cur][0].extend(t for t in el.itertext())
     return cells
 
 
@@ -64,11 +73,12 @@ def test_every_cell_shows_its_owners(shape):
     assert len(cells) == pic.numel
     m = pic.layout
     for index, owners in pic.elements():
-        texts, fill, tip = cells[index]
+        texts, fill, tip, _ = cells[index]
         shown = [_owner_text(o) for o in owners]
         assert texts == (shown if len(shown) <= 2 else [shown[0], f"\u00d7{len(shown)}"])
         assert fill == owner_fill(owners[0].warp, owners[0].lane, m.num_warps, m.threads_per_warp)
-        assert tip == f"[{index[0]}, {index[1]}]: {len(owners)} owner(s): " + ", ".join(shown)
+        listed = shown[0] if len(shown) == 1 else f"{len(shown)} owners: " + ", ".join(shown)
+        assert tip == f"[{index[0]}, {index[1]}]: {listed}"
 
 
 def test_shared_cells_show_bank_and_offset():
@@ -76,7 +86,7 @@ def test_shared_cells_show_bank_and_offset():
     assert pic.kind == "shared" and pic.element_bits == 16
     cells = svg_cells(render_layout([pic], "svg"))
     assert len(cells) == 16 * 64
-    for index, (texts, fill, _) in cells.items():
+    for index, (texts, fill, _, _) in cells.items():
         assert texts == [f"b{pic.banks[index]}", f"@{pic.offsets[index]}"]
         assert fill == bank_fill(pic.banks[index])
     # The 128-byte swizzle spreads each column of 8 rows over 8 different 16-byte bank groups.
@@ -119,8 +129,8 @@ def test_compact_mode():
     pic = picture_of(BLOCKED, [64, 128])
     assert is_compact(pic) and not is_compact(pic, False) and not is_compact(picture_of(BLOCKED, [64, 64]))
     cells = svg_cells(render_layout([pic], "svg"))
-    assert len(cells) == 64 * 128 and all(texts == [] for texts, _, _ in cells.values())
-    assert all(tip for _, _, tip in cells.values())  # owners still on hover
+    assert len(cells) == 64 * 128 and all(texts == [] for texts, _, _, _ in cells.values())
+    assert all(tip for _, _, tip, _ in cells.values())  # owners still on hover
     big = picture_of(BLOCKED, [256, 128])
     assert big.numel > TOOLTIPS_UP_TO
     source = layout_dot([big])
@@ -133,7 +143,7 @@ def test_unowned_elements_are_marked():
     pic = picture_of(HALF, [32, 4])
     assert pic.replication() == (0, 1)
     cells = svg_cells(render_layout([pic], "svg"))
-    assert cells[(0, 1)][0] == ["\u2014"] and cells[(0, 1)][2].endswith("0 owner(s): none")
+    assert cells[(0, 1)][0] == ["\u2014"] and cells[(0, 1)][2] == "[0, 1]: no owner"
     assert cells[(0, 0)][0] == ["w0 l0 r0"]
     compact = layout_dot([pic], compact=True)
     assert compact.count('BORDER="1" COLOR="#000000"') == 64  # the 64 unowned cells
@@ -205,7 +215,10 @@ def test_hostile_ir_is_drawn_escaped():
     assert [s.role for s in found.sides] == ["operand 0", "result 0"]
     svg = render_layout(found.pictures, "svg", op_name=found.op_name, sources=1)
     root = ET.fromstring(svg)
-    assert not [e for e in root.iter() if e.tag.split("}")[-1] in ("script", "foreignObject", "style")]
+    assert not [e for e in root.iter() if e.tag.split("}")[-1] in ("script", "foreignObject")]
+    # One style element: the grids' own (irscope.export.layout_svg), nothing from the IR.
+    from irscope.export.layout_svg import _STYLE
+    assert [f"<style>{e.text}</style>" for e in root.iter(f"{SVG}style")] == [_STYLE]
     drawn = "".join("".join(root.itertext()).split())
     assert 'x="\\"\'<&>[red]"' in drawn  # the inline encoding, literally (spaces dropped above)
     assert "ttg.convert_layout" in drawn

@@ -403,7 +403,7 @@ async def test_keymap_remaps_a_key_and_help_shows_it(tmp_path, monkeypatch):
         assert screen.split
         await pilot.press("question_mark")
         row = next(r for r in app.screen.rows if r.id == "kernel.split")
-        assert row.keys == "^s"
+        assert row.keys == "ctrl+s"  # spelled out, never ^s
 
 
 def test_bad_keymap_files_are_one_line_errors(tmp_path, monkeypatch):

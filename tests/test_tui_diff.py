@@ -4,6 +4,7 @@ the app factory, and ``irscope diff A B --tui`` run in-process."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from textual.widgets import DataTable, TabbedContent
@@ -14,8 +15,11 @@ from irscope.core import open_bundle
 from irscope.diff.compare import compare_captures
 from irscope.tui.app import make_app
 from irscope.tui.screens.diff import DiffScreen
-from irscope.tui.widgets.diff_panes import nearest, pane_content
-from irscope.tui.widgets.ir_view import IRView
+from irscope.cli.diff_render import aligned_diff
+from irscope.compiler.stages import display_name
+from irscope.diff.change_list import change_list
+from irscope.diff.dialect_counts import dialect_text
+from irscope.tui.widgets.diff_panes import DiffPanes, SidePane, diff_rows
 
 from conftest import DATA
 from tui_support import run_async
@@ -65,9 +69,10 @@ async def test_summary_metadata_and_lines(compared):
         await open_(pilot)
         screen = app.screen
         summary = cells(screen.query_one("#diff-summary", DataTable))
-        assert [r[0] for r in summary] == list(cmp.stages)
+        assert [r[0] for r in summary] == [display_name(s) for s in cmp.stages]
         for row, (stage, d) in zip(summary, cmp.stages.items()):
             assert row[1:6] == [str(d.matched), str(d.added), str(d.removed), str(d.moved), str(d.changed)]
+            assert row[7] == dialect_text(d.ops_by_dialect_before, d.ops_by_dialect_after)
         sides = str(screen.query_one("#diff-sides").render())
         # the labels' common prefix is elided; what tells the configs apart stays
         assert "BLOCK_SIZE_N=256" in sides.split("\n")[0] and "BLOCK_SIZE_N=128" in sides.split("\n")[1]
@@ -96,8 +101,33 @@ async def test_summary_metadata_and_lines(compared):
         assert lines[0][-1] == first.text.strip()
 
 
+def cli_items(d):
+    """What ``irscope diff --all`` prints for one stage: fold counts and change marks, in order."""
+    out = []
+    for line in aligned_diff(d, None):
+        text = line.plain
+        m = re.match(r"    ⋯ (\d+) unchanged op\(s\)$", text)
+        if m:
+            out.append(("fold", int(m.group(1))))
+        elif text[:1] in "+-~>" and text[1:2] == " ":
+            out.append(("change", text[0]))
+    return out
+
+
+def app_items(panes):
+    """The same, read off the app's rows: one entry per folded run, one per change."""
+    out = []
+    sign = {"added": "+", "removed": "-", "changed": "~", "linked": ">"}
+    for r in panes.rows:
+        if r.kind == "fold":
+            out.append(("fold", int(re.search(r"(\d+) unchanged", r.text_b).group(1))))
+        elif r.kind == "change":
+            out.append(("change", sign[r.mark_a or r.mark_b]))
+    return out
+
+
 @run_async
-async def test_stage_panes_carry_the_engine_marks(compared):
+async def test_panes_draw_the_cli_change_list(compared):
     cmp, texts = compared
     log = []
     app = make_app(BUNDLE, keymap={})
@@ -113,31 +143,142 @@ async def test_stage_panes_carry_the_engine_marks(compared):
         stages = list(cmp.stages)
         assert stage == stages[(stages.index(first.stage) + 1) % len(stages)]
         d = cmp.stages[stage]
-        a, b = screen.query_one("#pane-a", IRView), screen.query_one("#pane-b", IRView)
-        assert a.line_count == len(texts[stage][0].splitlines())
-        want_b = {c.after.line - 1: KINDS[c.kind] for c in d.changes if c.after and c.after.line > 0}
-        want_a = {c.before.line - 1: KINDS[c.kind] for c in d.changes if c.before and c.before.line > 0}
-        assert b.marks == want_b and a.marks == want_a
-        # the cursor in A takes B to the paired line
-        x, y = d.pairs[len(d.pairs) // 2]
+        panes = screen.query_one(DiffPanes)
+        # the same changes, kinds and folded runs, in the same order, as the CLI prints
+        got = app_items(panes)
+        assert got == cli_items(d)
+        assert sum(1 for k, _ in got if k == "change") == len(d.changes)
+        assert [n for k, n in got if k == "fold"] == [f.count for f in change_list(d).folds]
+        a, b = screen.query_one("#pane-a", SidePane), screen.query_one("#pane-b", SidePane)
+        assert a.line_count == b.line_count == len(panes.rows)
+        # each change row: the op's own line on each side, in the gutter and as text
+        for row, r in enumerate(panes.rows):
+            if r.kind != "change":
+                continue
+            c = panes.change_at(row).change
+            if c.before is None:
+                assert a.line_text(row) == "" and row not in a.marks
+            elif c.before.line:
+                assert a.row_number(row) == c.before.line
+                assert a.line_text(row) == texts[stage][0].splitlines()[c.before.line - 1]
+                assert a.marks[row] == KINDS[c.kind]
+            else:  # an encoding alias: no op line, its own text
+                assert a.row_number(row) is None and a.line_text(row) == c.before.text
+            if c.after is not None and c.after.line:
+                assert b.row_number(row) == c.after.line
+                assert b.marks[row] == KINDS[c.kind]
+        # the stage bar names stages by the registry
+        bar = str(screen.query_one("#stage-bar").render())
+        assert display_name(stage) in bar and all(display_name(s) in bar for s in stages)
+
+
+@run_async
+async def test_n_moves_to_the_next_change_and_both_sides_follow(compared):
+    cmp, texts = compared
+    app = make_app(BUNDLE, keymap={})
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(DiffScreen(cmp, texts=texts))
+        await pilot.pause()
+        screen = app.screen
+        panes = screen.query_one(DiffPanes)
+        a, b = panes.pane_a, panes.pane_b
+        starts = panes.change_starts()
+        total = len(cmp.stages[screen.stage].changes)
+        assert b.cursor_line == starts[0]
+        assert str(screen.query_one("#diff-position").render()).startswith(f"change 1/{total}")
+        await pilot.press("n")
+        await pilot.pause()
+        assert a.cursor_line == b.cursor_line == starts[1]
+        assert str(screen.query_one("#diff-position").render()).startswith(f"change 2/{total}")
+        await pilot.press("N", "N")
+        await pilot.pause()
+        assert b.cursor_line == starts[-1]  # wraps to the last change
+        # the cursor moved in one pane moves the other
         a.focus()
         await pilot.pause()
-        a.goto_line(x - 1)
+        a.cursor_line = starts[3]
         await pilot.pause()
+        assert b.cursor_line == starts[3]
+        # scrolling one side scrolls the other
+        a.scroll_to(y=7, animate=False, immediate=True)
         await pilot.pause()
-        assert b.cursor_line == y - 1
+        assert b.scroll_y == a.scroll_y == 7
+        b.scroll_to(y=2, animate=False, immediate=True)
+        await pilot.pause()
+        assert a.scroll_y == 2
+
+
+@run_async
+async def test_enter_opens_a_folded_run(compared):
+    cmp, texts = compared
+    app = make_app(BUNDLE, keymap={})
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(DiffScreen(cmp, texts=texts))
+        await pilot.pause()
+        screen = app.screen
+        panes = screen.query_one(DiffPanes)
+        before = len(panes.rows)
+        row = next(i for i, r in enumerate(panes.rows) if r.kind == "fold")
+        fold = change_list(cmp.stages[screen.stage]).items[panes.rows[row].item]
+        panes.pane_b.focus()
+        panes.goto_row(row)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert len(panes.rows) == before + fold.count  # the run's ops, under its head row
+        ta, tb = (t.splitlines() for t in texts[screen.stage])
+        opened = [r for r in panes.rows if r.kind == "unchanged"]
+        assert [(r.line_a, r.line_b) for r in opened] == list(fold.pairs)
+        assert all(r.text_a == ta[r.line_a - 1] and r.text_b == tb[r.line_b - 1] for r in opened)
+        await pilot.press("enter")  # the head row closes it again
+        await pilot.pause()
+        assert len(panes.rows) == before
+
+
+@run_async
+async def test_search_finds_text_on_either_side(compared):
+    cmp, texts = compared
+    app = make_app(BUNDLE, keymap={})
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(DiffScreen(cmp, texts=texts))
+        await pilot.pause()
+        screen = app.screen
+        panes = screen.query_one(DiffPanes)
+        # a removed op's text is on side A only
+        row = next(i for i, r in enumerate(panes.rows) if r.kind == "change" and r.mark_a == "removed")
+        needle = panes.rows[row].text_a.split("=")[0].strip()
+        await pilot.press("slash", *needle, "enter")
+        await pilot.pause()
+        assert row in panes.hits()
+        assert panes.hits() == sorted(i for i, r in enumerate(panes.rows)
+                                      if needle in r.text_a or needle in r.text_b)
+        await pilot.press("escape")  # clears the search, stays on the screen
+        await pilot.pause()
+        assert app.screen is screen and panes.hits() == []
+
+
+def test_inline_layout_delta_on_real_pass():
+    """A pass that changes layouts shows the decoded delta on the row under the op."""
+    with open_bundle(str(DATA / "learner_sm90.irscope")) as bundle:
+        cap = bundle.capture("block_ptr_matmul_kernel")
+        step = next(s for s in cap.pass_steps() if s.name == "TritonGPURemoveLayoutConversions" and s.diff)
+        rows = diff_rows(change_list(step.diff), None)
+    details = [r.text_b for r in rows if r.kind == "detail"]
+    assert any("sizePerThread [1, 1] -> [1, 8]" in t for t in details)
+    assert all(r.text_a == "" for r in rows if r.kind == "detail")
 
 
 def test_changes_only_without_texts(compared):
     cmp, _ = compared
     d = cmp.stages["ttgir"]
-    content = pane_content(d, None)
-    rows_a, rows_b = content.text_a.split("\n"), content.text_b.split("\n")
-    assert len(rows_a) == len(rows_b) == len(d.changes) and not content.full_text
-    for i, c in enumerate(d.changes):
-        assert (c.before.text in rows_a[i]) if c.before else rows_a[i] == ""
-        assert (c.after.text in rows_b[i]) if c.after else rows_b[i] == ""
-    assert nearest([(0, 0), (10, 12)], 11) == 12 and nearest([(5, 1)], 2) is None
+    listed = change_list(d)
+    rows = diff_rows(listed, None, opened=frozenset(range(len(listed.items))))
+    # without the whole texts a run cannot open: one row per run, the ops' own texts
+    assert sum(1 for r in rows if r.kind == "fold") == len(listed.folds)
+    assert not any(r.kind == "unchanged" for r in rows)
+    changes = [r for r in rows if r.kind == "change"]
+    assert len(changes) == len(d.changes)
+    for r, c in zip(changes, d.changes):
+        assert r.text_a == (c.before.text if c.before else "") and r.text_b == (c.after.text if c.after else "")
 
 
 @run_async
@@ -149,9 +290,12 @@ async def test_changes_only_screen(compared):
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, DiffScreen)
-        assert "(changes only)" in str(screen.query_one("#stage-bar").render())
+        assert "runs stay folded" in str(screen.query_one("#stage-bar").render())
         d = cmp.stages[screen.stage]
-        assert screen.query_one("#pane-b", IRView).line_count == len(d.changes)
+        panes = screen.query_one(DiffPanes)
+        assert sum(1 for r in panes.rows if r.kind == "change") == len(d.changes)
+        row = next(i for i, r in enumerate(panes.rows) if r.kind == "fold")
+        assert not panes.toggle_fold(row)
 
 
 def test_diff_tui_opens_the_app(monkeypatch):

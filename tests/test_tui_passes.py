@@ -10,7 +10,10 @@ from irscope.core import open_bundle
 from irscope.irdiff.engine import diff_modules
 from irscope.irdiff.model import REMOVED
 from irscope.tui.app import make_app
+from irscope.tui.widgets.pass_about import PassAbout
+from irscope.diff.change_list import change_list
 from irscope.tui.screens.diff import DiffScreen
+from irscope.tui.widgets.diff_panes import DiffPanes
 from irscope.compiler.pass_order import Side
 from irscope.tui.screens.passes import PassStepperScreen
 from irscope.tui.widgets.ir_view import IRView
@@ -164,10 +167,10 @@ async def test_catalog_description_is_shown(matmul):
         screen = await open_stepper(pilot, app)
         for _ in range(2):
             p = passes[screen.current]
-            about = str(screen.query_one("#pass-about").render())
+            about = screen.query_one("#pass-about", PassAbout).text.plain
             info = describe(p.name, p.argument)
             assert info is not None
-            assert about.replace("\n", " ").startswith(info.summary[:60])
+            assert about.startswith(info.summary)  # the whole description, never cut
             assert p.name in str(screen.query_one("#pass-title").render())
             await pilot.press("right")
             await settle(pilot, app)
@@ -205,11 +208,23 @@ async def test_diff_key_opens_the_diff_screen_on_the_pass(matmul):
         await pilot.press("d")
         await settle(pilot, app)
         assert isinstance(app.screen, DiffScreen)
-        d = app.screen.comparison.stages["mlir"]
+        # named by the pass's stage and the registry's display name, never by its format
+        assert list(app.screen.comparison.stages) == ["ttgir"]
+        bar = str(app.screen.query_one("#stage-bar").render())
+        assert "Triton GPU IR" in bar and "mlir" not in bar
+        d = app.screen.comparison.stages["ttgir"]
         assert d.changes == diff_modules(passes[first].module, passes[first + 1].module, "mlir").changes
-        a, b = app.screen.query_one("#pane-a", IRView), app.screen.query_one("#pane-b", IRView)
-        assert a.line_count == len(passes[first].text.splitlines())
-        assert b.line_count == len(passes[first + 1].text.splitlines())
+        # the CLI's change list, and the two sides' own lines in the gutters
+        panes = app.screen.query_one(DiffPanes)
+        listed = change_list(d)
+        assert [r.kind for r in panes.rows].count("change") == len(d.changes)
+        assert [r.kind for r in panes.rows].count("fold") == len(listed.folds)
+        a, b = panes.pane_a, panes.pane_b
+        numbers_a = {a.row_number(i) for i in range(a.line_count)} - {None}
+        numbers_b = {b.row_number(i) for i in range(b.line_count)} - {None}
+        assert max(numbers_a) <= len(passes[first].text.splitlines())
+        assert max(numbers_b) <= len(passes[first + 1].text.splitlines())
+        assert {c.after.line for c in d.changes if c.after and c.after.line} <= numbers_b
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen

@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from irscope.core import open_bundle
-from irscope.core.user_functions import CALL_LINE, OWN, user_functions
+from irscope.core.user_functions import CALL_LINE, OWN, function_line_ops, user_functions
 from irscope.tui.app import make_app
 from irscope.tui.screens.kernel import KernelScreen
 from irscope.tui.widgets.ir_view import IRView
@@ -74,13 +74,30 @@ async def test_helper_sections_select_and_charge_like_the_core():
             await _settle(pilot)
             assert pane.charge == CALL_LINE
             assert tabs.count("ttgir") == charged.kernel.count(call, "ttgir") > own.kernel.count(call, "ttgir")
-            assert "call lines (c)" in str(screen.query_one("#stage-status").text)
+            assert "helper ops: call line (c)" in str(screen.query_one("#stage-status").text)
             pane.goto_line(_row(pane, "return tl.sum("))
             await _settle(pilot)
             assert tabs.count("ttgir") == 0
             await pilot.press("c")
             await _settle(pilot)
             assert pane.charge == OWN and tabs.count("ttgir") == mean.count(13, "ttgir")
+            # a jump from a helper's op in the stage pane lands on the helper's line
+            pane.goto_line(0)
+            await _settle(pilot)
+            op = function_line_ops(cap, own.helpers[1], 18)["ttgir"][0]
+            screen.jump_to("ttgir", op.line)
+            await _settle(pilot)
+            assert pane.function() is not None and pane.function().name == "_rsqrt_eps" and pane.row().line == 18
+            # reopened, the capture's sections are there at once, and the cursor is back on the helper line
+            while isinstance(app.screen, KernelScreen):  # the op's details close first
+                await pilot.press("escape")
+                await _settle(pilot)
+            app.open_capture(screen.capture)
+            await pilot.pause()
+            again = app.screen.query_one("#source", PythonPane)
+            assert again is not pane and [h.name for h in again.helpers] == ["_mean_square", "_rsqrt_eps"]
+            await _settle(pilot)
+            assert again.row().line == 18 and again.function().name == "_rsqrt_eps"
 
 
 async def _on_helper_line(pilot) -> None:

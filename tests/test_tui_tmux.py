@@ -108,6 +108,11 @@ def test_open_a_kernel_step_passes_diff_and_quit(tmp_path):
         # back to the browser, mark two captures, diff them
         tmux.keys("Escape")
         tmux.wait_for("Jump next stage")
+        # escape closes one thing at a time: the search's result bar, its hits, the view
+        tmux.keys("Escape")
+        tmux.wait_for("search closed")
+        tmux.keys("Escape")
+        tmux.wait_for("search hits cleared")
         tmux.keys("Escape")
         tmux.wait_for("6 of 6 captures")
         tmux.keys("Space", "Space")

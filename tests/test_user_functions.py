@@ -10,7 +10,7 @@ from irscope.core import open_bundle
 from irscope.core.user_functions import CALL_LINE, OWN, function_line_ops, op_place, user_functions
 from irscope.errors import IrscopeError
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, irscope
 
 LEARNER = DATA / "learner_sm90.irscope"
 SAMPLES = DATA / "samples_sm90.irscope"
@@ -99,6 +99,9 @@ def test_the_ops_of_a_helper_line_and_where_an_op_is_charged(rmsnorm):
     assert function_line_ops(rmsnorm, mean, 13, CALL_LINE)["ttgir"] == []
     with pytest.raises(IrscopeError):
         user_functions(rmsnorm, "elsewhere")
+    # the same answer from the Capture
+    assert rmsnorm.user_functions(CALL_LINE) == user_functions(rmsnorm, CALL_LINE)
+    assert rmsnorm.user_functions() == uf
 
 
 def test_a_kernel_with_no_helpers_is_its_own_only_section():
@@ -106,3 +109,22 @@ def test_a_kernel_with_no_helpers_is_its_own_only_section():
         uf = user_functions(b.capture("add_kernel"))
     assert len(uf.functions) == 1 and uf.kernel.name == "add_kernel"
     assert uf.to_json()["functions"][0]["name"] == "add_kernel"
+
+
+@pytest.mark.slow
+def test_a_capture_stores_its_helpers_sources_for_when_the_file_is_gone(tmp_path):
+    """``irscope run`` stores each helper's source beside the kernel's: the sections keep
+    their text after the script is deleted (a bundle opened on another machine)."""
+    script = tmp_path / "rms.py"
+    script.write_text((ROOT / "tests/kernels/rmsnorm_helpers.py").read_text())
+    out = tmp_path / "rms.irscope"
+    irscope("run", script.name, "-o", out.name, "-q", "--no-open", check=True, cwd=tmp_path)
+    script.unlink()
+    with open_bundle(str(out)) as b:
+        cap = b.capture("rmsnorm_kernel")
+        stored = b._store().helper_sources(cap.id)
+        assert [(name, first) for name, _file, first, _src in stored] == [("_mean_square", 11), ("_rsqrt_eps", 17)]
+        uf = user_functions(cap)
+    mean, rsqrt = uf.helpers
+    assert mean.has_source and mean.lines[-1].text.strip() == "return tl.sum(x * x, axis=0) / N"
+    assert rsqrt.lines[0].text == "def _rsqrt_eps(ms, eps):" and rsqrt.last_line == 18

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
-from irscope.compiler.failure_text import FRONTEND_AT, meaningful_line
+from irscope.compiler.failure_text import FRONTEND_AT, frontend_position, meaningful_line
 from irscope.compiler.passdump import split_pass_dump
 from irscope.compiler.stages import (AMDGCN, BINARY_STAGES, CUBIN, ERROR, EXACT_STAGES, JSON, KIND_LLVM, KIND_MIR,
-                                     KIND_MLIR, LLIR, LOG, PTX, SASS)
+                                     KIND_MLIR, LLIR, LOG, PTX, SASS, SOURCE)
 from irscope.capture.timing import (assign_numbered_times, assign_times, parse_llvm_timing_reports,
                                     parse_timing_reports)
 from irscope.compiler.records import CapturedKernel, PassRecord, Resources
 from irscope.ir.ptx import static_shared_bytes
 from irscope.capture.tools import amdgcn_resources, resources_from_binary, sass_with_lines
+from irscope.capture.helper_sources import helper_sources
 
 FAKE_TIMING_NOTE = ("compiled while timed by irscope's stand-in benchmarker (compile-only: no GPU): every "
                     "timing is a fake 1.0 ms, so an autotuner keeps its first config")
@@ -57,19 +57,20 @@ def _error_summary(error: dict, meta: dict | None = None) -> str:
         # CompilationError puts the source snippet first and the reason last.
         lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip() and not set(ln.strip()) <= {"^", " ", "~"}]
         reason = lines[-1] if lines else ""
-        where = _frontend_where(error, frontend, meta or {})
+        where = _frontend_where(error, message, meta or {})
         return f"{etype} at {where}: {reason[:300]}" if where else f"{etype}: {reason[:300]}"
     return f"{etype}: {meaningful_line(message)[:300]}"
 
 
-def _frontend_where(error: dict, at: re.Match | None, meta: dict) -> str:
+def _frontend_where(error: dict, message: str, meta: dict) -> str:
     """``kernel.py:14`` for a frontend error; Triton's ``at 2:38`` counts lines from
     the compiled function's ``def``."""
     where = error.get("where") or {}
     if where.get("file") and where.get("line"):
         return f"{os.path.basename(where['file'])}:{where['line']}"
-    if at and meta.get("file") and meta.get("first_line"):
-        return f"{os.path.basename(meta['file'])}:{int(meta['first_line']) + int(at.group(1)) - 1}"
+    position = frontend_position(message, meta.get("first_line"))
+    if position is not None and meta.get("file"):
+        return f"{os.path.basename(meta['file'])}:{position[0]}"
     return ""
 
 
@@ -415,7 +416,12 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         failed_stage=failed_stage,
         failed_pass=failed_pass,
         notes=notes,
+        helpers=helper_sources(_text_or_none(stages.get(SOURCE)), meta.get("file"), meta.get("first_line")),
     )
+
+
+def _text_or_none(text: str | bytes | None) -> str | None:
+    return text if isinstance(text, str) else None
 
 
 def _read_text(path: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import json
+from dataclasses import replace
 
 from rich.table import Table
 from rich.text import Text
@@ -68,6 +69,11 @@ def _dispatch(args, sides: list[Side]) -> int:
         print(json.dumps(cmp.to_json(), indent=2))
         return 0
     if args.tui:
+        if args.pass_index is not None:
+            # The app names a stage by the registry: the pass's stage (ttgir), not the
+            # format its snapshots are read as (mlir).
+            stage = ca.pass_at(args.pass_index).stage
+            cmp = replace(cmp, stages={stage: d for d in cmp.stages.values()})
         return _tui(cmp, ca, cb, args.pass_index is not None)
     print_comparison(stdout_console(), cmp, limit=limit)
     return 0

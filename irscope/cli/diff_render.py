@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
-
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from irscope.compiler.stages import SOURCE
+from irscope.diff.change_list import Fold, change_list
 from irscope.diff.compare import Comparison
+from irscope.diff.dialect_counts import dialect_text
 from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, StageDiff
 
 MARK = {ADDED: ("+", "green"), REMOVED: ("-", "red"), CHANGED: ("~", "yellow"), MOVED: (">", "cyan")}
@@ -23,19 +23,10 @@ def summary_table(cmp: Comparison) -> Table:
         t.add_column(col, justify="right" if col not in ("stage", "dialects before -> after") else "left")
     for stage, d in cmp.stages.items():
         before, after = sum(d.ops_by_dialect_before.values()), sum(d.ops_by_dialect_after.values())
-        dialects = _dialect_delta(d)
+        dialects = dialect_text(d.ops_by_dialect_before, d.ops_by_dialect_after)
         t.add_row(Text(stage), str(d.matched), _count(d.added, "green"), _count(d.removed, "red"),
                   _count(d.moved, "cyan"), _count(d.changed, "yellow"), f"{before} -> {after}", Text(dialects))
     return t
-
-
-def _dialect_delta(d: StageDiff) -> str:
-    names = list(dict.fromkeys([*d.ops_by_dialect_before, *d.ops_by_dialect_after]))
-    parts = []
-    for n in names[:6]:
-        a, b = d.ops_by_dialect_before.get(n, 0), d.ops_by_dialect_after.get(n, 0)
-        parts.append(f"{n} {a}" if a == b else f"{n} {a}->{b}")
-    return ", ".join(parts)
 
 
 def _count(n: int, style: str) -> Text:
@@ -111,21 +102,25 @@ def lines_table(cmp: Comparison, limit: int = 30) -> Table | None:
     return t
 
 
+def fold_text(count: int) -> str:
+    """The line a folded run of unchanged ops is shown as."""
+    return f"    ⋯ {count} unchanged op(s)"
+
+
 def aligned_diff(d: StageDiff, limit: int | None = 40) -> list[Text]:
-    """6. the changes of one stage in the new side's order, unchanged runs folded."""
+    """6. the changes of one stage in the new side's order, unchanged runs folded
+    (:func:`irscope.diff.change_list.change_list`, what the app's diff screens draw)."""
     out: list[Text] = []
     if d.note:
         out.append(Text(d.note, style="yellow"))
-    new_lines = [b for _, b in d.pairs]
-    shown = d.changes if limit is None else d.changes[:limit]
-    prev = 0
-    for c in shown:
-        pos = c.after.line if c.after is not None and c.after.line else None
-        if pos is not None:
-            folded = bisect_left(new_lines, pos) - bisect_left(new_lines, prev)
-            if folded > 0:
-                out.append(Text(f"    ⋯ {folded} unchanged op(s)", style="dim"))
-            prev = pos + 1
+    if d.identical:
+        return out
+    listed = change_list(d, limit)
+    for item in listed.items:
+        if isinstance(item, Fold):
+            out.append(Text(fold_text(item.count), style="dim"))
+            continue
+        c = item.change
         sym, style = MARK[c.kind]
         where = f"py {c.python_line}" if c.python_line else ""
         if c.kind in (CHANGED, MOVED) and c.before is not None and c.after is not None:
@@ -139,8 +134,8 @@ def aligned_diff(d: StageDiff, limit: int | None = 40) -> list[Text]:
                        + Text(ref.text, style=style) + Text(f"  {where}", style="dim"))
         for det in c.details:
             out.append(Text("        " + det, style="italic"))
-    if limit is not None and len(d.changes) > limit:
-        out.append(Text(f"    … {len(d.changes) - limit} more change(s): --all shows them, --json has all",
+    if listed.left_out:
+        out.append(Text(f"    … {listed.left_out} more change(s): --all shows them, --json has all",
                         style="dim"))
     return out
 

@@ -111,9 +111,15 @@ def main(args) -> int:
     else:
         raise IrscopeError("the first argument must be an encoding starting with '#' (e.g. '#ttg.blocked<{...}>') "
                            "or a bundle with --op-line")
+    changes = _owner_changes(pictures, op)
+    for role, counts in changes.items():
+        print(f"irscope: note: {role}: {_changes_line(counts)}", file=sys.stderr)
     if fmt == "json":
         if op is not None:
             data = op.to_json()
+            for side in data["layouts"]:  # a conversion's result says what moves (added field)
+                if side["role"] in changes:
+                    side["owner_changes"] = changes[side["role"]]
         else:
             data = pictures[0].to_json()
         out: str | bytes = json.dumps(data, indent=None, separators=(",", ":")) + "\n"
@@ -135,3 +141,31 @@ def main(args) -> int:
     else:
         sys.stdout.write(out)
     return 0
+
+
+def _owner_changes(pictures, op) -> dict[str, dict]:
+    """Role -> how many elements of that result change owner against its source
+    (:func:`irscope.export.layout_moves.conversion_moves`): ``{"from", "same",
+    "register", "lane", "warp"}``; empty unless the op converts a layout."""
+    if op is None:
+        return {}
+    from collections import Counter
+
+    from irscope.export.layout_moves import MOVE_KINDS, conversion_moves
+
+    sources = sum(1 for s in op.sides if s.role.startswith("operand"))
+    out = {}
+    for b, moves in conversion_moves(pictures, sources).items():
+        src = next(s.role for s in op.sides[:sources] if s.picture.layout is not None
+                   and s.picture.shape == pictures[b].shape)
+        counts = Counter(moves.values())
+        out[op.sides[b].role] = {"from": src, "same": pictures[b].numel - len(moves),
+                                 **{k: counts.get(k, 0) for k in MOVE_KINDS}}
+    return out
+
+
+def _changes_line(c: dict) -> str:
+    total = c["same"] + c["register"] + c["lane"] + c["warp"]
+    return (f"against {c['from']}, of {total} elements {c['same']} keep their owners, {c['register']} move to "
+            f"another register of the same thread, {c['lane']} to another lane of the same warp, {c['warp']} "
+            f"to another warp (bordered in the picture)")

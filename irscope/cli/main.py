@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "Arguments after '--' go to the script.")
     run.add_argument("script", metavar="SCRIPT")
     capture_flags(run)
-    run.add_argument("--strict", action="store_true", help="exit non-zero when the script fails, even in compile-only mode")
+    run.add_argument("--strict", action="store_true", help="exit non-zero when a compile-only run skips the script's result check (it reads tensor values)")
 
     comp = sub.add_parser("compile", help="compile one kernel with no driver script",
                           description="Compile FILE::KERNEL for the given targets and capture it.")

@@ -85,7 +85,7 @@ def top_level_names(path: str) -> set[str] | None:
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return None
     names: set[str] = set()
-    todo: list[ast.stmt] = list(tree.body)
+    todo: list[ast.AST] = list(tree.body)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -313,6 +313,8 @@ def judge(outcomes, interrupted: bool, noun: str = "script", strict: bool = Fals
             if o.recovered:
                 text += f"; the kernel it was compiling is kept as a failed capture"
             return Verdict(text, status, False, True, exit_code=EXIT_SCRIPT_FAILED)
+        if err and err.get("type") == "CompileSpecError":  # irscope compile: the spec misfits the kernel
+            return Verdict(str(err.get("message")), "failed", True, True, exit_code=EXIT_SCRIPT_FAILED)
         if err:
             # (irscope compile: the frame is irscope's own helper, not the user's file)
             where = f" at {err['where']}" if err.get("where") and noun == "script" else ""
@@ -336,8 +338,9 @@ def judge(outcomes, interrupted: bool, noun: str = "script", strict: bool = Fals
             if err.get("kind") == "data-dependent":
                 detail = "it reads tensor values, which compile-only mode does not compute"
             text = f"the {noun} failed{where}{at}: {detail}" if noun != "script" else f"script failed{where}{at}: {detail}"
-            lenient = o.mode == "compile-only" and not strict
-            return Verdict(text, "failed", True, not lenient, exit_code=EXIT_SCRIPT_FAILED)
+            # A script that raised is a failure, whatever the mode: exit 3 and a `failed` run,
+            # every kernel captured before it kept. Only a compile-only result check (above) is not.
+            return Verdict(text, "failed", True, True, exit_code=EXIT_SCRIPT_FAILED)
         if o.exit_code not in (0, None):
             return Verdict(f"the {noun} exited with code {o.exit_code}{at}", "failed", True, True,
                            exit_code=EXIT_SCRIPT_FAILED)

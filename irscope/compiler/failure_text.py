@@ -31,6 +31,16 @@ FRONTEND_AT = re.compile(r"at (\d+):(\d+):")
 """Triton's frontend position, ``at 4:31:``: line (counted from the ``def``) and column."""
 
 
+def frontend_position(message: str, first_line: int | None) -> tuple[int, int] | None:
+    """Where a frontend error points in the kernel's file: (line, 1-based column) from
+    Triton's ``at 4:31:``, which counts lines from the kernel's ``def`` (``first_line``)
+    and columns from 0; None when the message has no such position."""
+    at = FRONTEND_AT.match((message or "").lstrip())
+    if at is None or not first_line:
+        return None
+    return int(first_line) + int(at.group(1)) - 1, int(at.group(2)) + 1
+
+
 def _lines(text: str) -> list[str]:
     lines = [ln.strip() for ln in (text or "").splitlines()]
     return [ln for ln in lines if ln and set(ln) - {"^", "~", " ", "=", "-"}]

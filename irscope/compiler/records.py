@@ -68,6 +68,20 @@ class RunInfo:
     env: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class FunctionSource:
+    """The Python source of one ``@triton.jit`` helper a kernel calls, read when the
+    kernel was captured (the views show it beside the kernel's own source)."""
+
+    name: str
+    file: str
+    """Path as the compiler's locations name it."""
+    first_line: int
+    """Line of its ``def``."""
+    source: str
+    """The function's lines, from its ``def`` to its last line."""
+
+
 @dataclass(slots=True)
 class CapturedKernel:
     """Everything kept for one compile of one kernel variant on one target."""
@@ -99,6 +113,7 @@ class CapturedKernel:
     failed_stage: str | None = None
     failed_pass: str | None = None
     notes: list[str] = field(default_factory=list)  # what is missing, and why
+    helpers: list["FunctionSource"] = field(default_factory=list)  # the @triton.jit helpers it calls
 
     @property
     def raw_bytes(self) -> int:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from irscope.core.origins import StageOrigins
     from irscope.core.passes import Pass
     from irscope.core.summary import CaptureSummary
+    from irscope.core.user_functions import UserFunctions
     from irscope.link import CaptureLinks, LinkedOp
     from irscope.compiler.pass_order import Side
     from irscope.core.pass_steps import PassStep, StepCounts
@@ -580,6 +581,14 @@ class Capture:
                 return {}
             return ops_by_line(st.module.ops(), self.row.file, self.statements)
         return self._memo(("ops_by_line", stage), walk)
+
+    def user_functions(self, charge: str | None = None) -> "UserFunctions":
+        """The kernel, then each ``@triton.jit`` helper whose ops the capture holds, with
+        their source lines and per-line op counts; ``charge`` ``"call-line"`` counts a
+        helper's ops on the kernel line that calls it (:mod:`irscope.core.user_functions`)."""
+        from irscope.core.user_functions import OWN, user_functions
+
+        return user_functions(self, charge or OWN)
 
     def links(self) -> "CaptureLinks":
         """Every link between the capture's stages (built once)."""

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from irscope.compiler.failure_text import FRONTEND_AT, TRACEBACK, ptx_line, telling_lines
+from irscope.compiler.failure_text import TRACEBACK, frontend_position, ptx_line, telling_lines
 from irscope.compiler.stages import display_name
 
 if TYPE_CHECKING:
@@ -73,14 +73,12 @@ def failure_of(capture: "Capture") -> Failure | None:
 
 
 def _user_line(capture: "Capture", detail: str) -> tuple[int | None, int | None]:
-    """The user's line a failure names: Triton's ``at 4:31:`` counted from the
-    kernel's ``def`` (the one rule :mod:`irscope.capture.ingest` used for the one
-    line), else the ``FILE:LINE`` the one line already names in the kernel's file."""
-    head = detail.split(TRACEBACK, 1)[0].lstrip()
-    at = FRONTEND_AT.match(head)
-    first = capture.source.first_line
-    if at and first:
-        return first + int(at.group(1)) - 1, int(at.group(2)) + 1
+    """The user's line a failure names: Triton's ``at 4:31:`` by
+    :func:`~irscope.compiler.failure_text.frontend_position` (the rule the capture
+    used for the one line), else the ``FILE:LINE`` the one line already names in the kernel's file."""
+    position = frontend_position(detail.split(TRACEBACK, 1)[0], capture.source.first_line)
+    if position is not None:
+        return position
     m = _SUMMARY_AT.match(capture.error or "")
     if m and capture.file and os.path.basename(capture.file) == m["file"]:
         return int(m["line"]), None

@@ -16,9 +16,10 @@ a user function: a frame there is skipped, so ``tl.sum``'s ops go to the user li
 called it, as every other view has them.
 
 Where a helper's source comes from: the capture's stored sources (the kernel's
-function, and the helpers the capture stored beside it), else the file on disk when the
-kernel's stored source still matches it there. A function whose source is found in
-neither keeps its name, def line and counts, with empty line texts.
+function, and the helpers stored beside it: :mod:`irscope.capture.helper_sources`), else
+the file on disk when the kernel's stored source still matches it there (a bundle of
+schema 3 or older stores no helper). A function whose source is found in neither keeps
+its name, def line and counts, with empty line texts.
 """
 
 from __future__ import annotations
@@ -178,6 +179,9 @@ class _Sources:
         if src.text and src.first_line:
             self.kernel_texts = {src.first_line + i: t for i, t in enumerate(src.text.splitlines())}
         self._files: dict[str, tuple[list[str], ast.Module | None] | None] = {}
+        # The helpers the capture stored (name, file, def line, lines): the first answer.
+        self.stored = [(name, file, first, text.splitlines())
+                       for name, file, first, text in capture._store().helper_sources(capture.id)]
 
     def _cwd(self) -> str | None:
         try:
@@ -218,23 +222,23 @@ class _Sources:
     def def_span(self, path: str | None, line: int, at_def: bool) -> tuple[str, int, int] | None:
         """(name, def line, last line) of the function of ``path`` whose ``def`` is at
         ``line`` (``at_def``) or that encloses ``line`` (innermost)."""
+        for name, file, first, lines in self.stored:
+            last = first + max(len(lines), 1) - 1
+            if same_file(path or "", file) and (first == line if at_def else first <= line <= last):
+                return name, first, last
         got = self.file(path)
         if got is None or got[1] is None:
             return None
-        best: tuple[str, int, int] | None = None
-        for node in ast.walk(got[1]):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                end = node.end_lineno or node.lineno
-                if at_def and node.lineno == line:
-                    return node.name, node.lineno, end
-                if not at_def and node.lineno <= line <= end and (best is None or node.lineno > best[1]):
-                    best = (node.name, node.lineno, end)
-        return best
+        return function_span(got[1], line, at_def)
 
     def texts(self, path: str | None, first: int, last: int) -> dict[int, str]:
-        """Line -> text for ``first..last``: the stored kernel source, else the file."""
+        """Line -> text for ``first..last``: the stored sources, else the file."""
         out = {n: self.kernel_texts[n] for n in range(first, last + 1)
                if n in self.kernel_texts and same_file(path or "", self.capture.file)}
+        for _name, file, start, lines in self.stored:
+            if same_file(path or "", file):
+                out.update({n: lines[n - start] for n in range(first, last + 1)
+                            if n not in out and 0 <= n - start < len(lines)})
         got = self.file(path)
         if got is not None:
             for n in range(first, last + 1):
@@ -243,14 +247,31 @@ class _Sources:
         return out
 
 
+def function_span(tree: ast.Module, line: int, at_def: bool = True) -> tuple[str, int, int] | None:
+    """(name, def line, last line) of the function of a parsed file whose ``def`` is at
+    ``line`` (``at_def``) or that encloses ``line`` (the innermost one)."""
+    best: tuple[str, int, int] | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            end = node.end_lineno or node.lineno
+            if at_def and node.lineno == line:
+                return node.name, node.lineno, end
+            if not at_def and node.lineno <= line <= end and (best is None or node.lineno > best[1]):
+                best = (node.name, node.lineno, end)
+    return best
+
+
 def _source_stage_defs(capture: "Capture") -> list[tuple[str, Frame]]:
-    """(name, def frame) of each user ``@triton.jit`` function of the source stage (the
-    IR before inlining holds one ``tt.func`` per function called)."""
+    """(name, def frame) of each user ``@triton.jit`` function of the source stage."""
     if SOURCE not in capture.stages:
         return []
     text = capture.stage(SOURCE).text
-    if not isinstance(text, str):
-        return []
+    return source_ir_defs(text) if isinstance(text, str) else []
+
+
+def source_ir_defs(text: str) -> list[tuple[str, Frame]]:
+    """(name, def frame) of each user ``@triton.jit`` function of Triton's source IR (the
+    IR before inlining holds one ``tt.func`` per function called, located at its ``def``)."""
     try:
         module = parse_as(TTIR, text)
     except (IrscopeError, ValueError):
@@ -304,11 +325,13 @@ def _specs(capture: "Capture", frames: Iterable[Frame], sources: _Sources) -> li
         if span is None:  # no source: the nearest def of the source stage above the line
             above = [(n, f) for n, f in defs if same_file(f.file, frame.file) and f.line <= frame.line
                      and not kernel.holds(f)]
-            if above:
-                name, f = max(above, key=lambda d: d[1].line)
-                span = (name, f.line, frame.line)
-            else:
-                span = ("?", frame.line, frame.line)
+            if not above:
+                # No function to name: a line past the kernel's stored source (an old
+                # capture's) or of a file neither stored nor readable. Its ops stay
+                # unplaced, as on every other view.
+                continue
+            name, f = max(above, key=lambda d: d[1].line)
+            span = (name, f.line, frame.line)
         name, lo, hi = span
         same = [s for s in specs if not s.kernel and s.name == name and same_file(frame.file, s.file)
                 and s.first == lo]
@@ -397,7 +420,17 @@ def _build(capture: "Capture") -> _Table:
 
 
 def _table(capture: "Capture") -> _Table:
-    return capture._memo("user_functions", lambda: _build(capture))
+    return capture._memo(_MEMO, lambda: _build(capture))
+
+
+_MEMO = "user_functions"
+
+
+def ready(capture: "Capture") -> bool:
+    """Whether :func:`user_functions` has walked ``capture`` already, so that asking
+    again costs no parse (a view may then ask on its UI thread)."""
+    with capture._lock:
+        return _MEMO in capture._cache
 
 
 def user_functions(capture: "Capture", charge: str = OWN) -> UserFunctions:
@@ -412,7 +445,7 @@ def user_functions(capture: "Capture", charge: str = OWN) -> UserFunctions:
         for key, ops in table.by_key(stage, charge).items():
             counts.setdefault(key, {})[stage] = len(ops)
     seen_own = {own[0] for rows in table.placed.values() for _, own, _ in rows if own is not None}
-    out = []
+    out: list[UserFunction] = []
     for i, s in enumerate(table.specs):
         if i and i not in seen_own:
             continue  # a helper none of whose ops survive

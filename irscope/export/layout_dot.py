@@ -29,12 +29,14 @@ from __future__ import annotations
 import itertools
 import textwrap
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from irscope.errors import IrscopeError
 
 from .dot_text import html_text
+from .layout_svg import MOVE_LOOK, GridSpec, grid_size, inline_grids, placeholder_id
 from .layout_colours import EMPTY_FILL, bank_fill, owner_fill, text_colour
+from .layout_moves import conversion_moves
 from .layout_picture import MAX_ELEMENTS, LayoutPicture
 from .style import clean
 
@@ -83,8 +85,11 @@ def _with_tooltips(pic: LayoutPicture, asked: bool | None) -> bool:
 class _Cells:
     """How each element of one picture is drawn (fill, text lines, hover text)."""
 
-    def __init__(self, pic: LayoutPicture, compact: bool, tooltips: bool | None):
+    def __init__(self, pic: LayoutPicture, compact: bool, tooltips: bool | None,
+                 moves: Mapping[tuple[int, ...], str] | None = None, before: LayoutPicture | None = None):
         self.pic, self.compact = pic, compact
+        self.moves = moves or {}
+        self.before = before
         if pic.layout is not None:
             m = pic.layout
             self.owners = dict(m.elements())
@@ -113,14 +118,47 @@ class _Cells:
     def tooltip(self, index) -> str:
         where = f"[{', '.join(map(str, index))}]"
         if self.pic.layout is None:
+            if not self.compact:  # the cell shows its bank and offset; the hover adds the index
+                return where
             return f"{where}: bank {self.pic.banks[index]}, offset {self.pic.offsets[index]}"
         owners = self.owners[index]
-        listed = ", ".join(f"w{o.warp} l{o.lane} r{o.register}" for o in owners[:32])
-        more = f" (+{len(owners) - 32} more)" if len(owners) > 32 else ""
-        return f"{where}: {len(owners)} owner(s): {listed or 'none'}{more}"
+        text = f"{where}: {_owners_text(owners)}"
+        if index in self.moves and self.before is not None:
+            text += f"; before: {_owners_text(self.before.owners_of(index))} ({MOVE_LOOK[self.moves[index]][1]})"
+        return text
+
+    def move(self, index) -> str | None:
+        return self.moves.get(index)
+
+    def spec(self, pic: LayoutPicture) -> GridSpec:
+        """The grid as :mod:`irscope.export.layout_svg` draws it."""
+        size, step = _cell_size(pic, self.compact)
+        return GridSpec(_grids(pic.shape), size, step, len(pic.shape) == 1, self.fill,
+                        (lambda i: []) if self.compact else self.text, self.tooltip if self.tooltips else None,
+                        self.marked if self.compact else (lambda i: False), self.move,
+                        lines=2 if pic.layout is None else 1)
 
     def marked(self, index) -> bool:
         return self.pic.layout is not None and len(self.owners[index]) != self.usual
+
+
+def _owners_text(owners) -> str:
+    """``w0 l0 r1`` for one owner; ``2 owners: w0 l0 r1, w1 l0 r1``; ``no owner``."""
+    if not owners:
+        return "no owner"
+    listed = ", ".join(f"w{o.warp} l{o.lane} r{o.register}" for o in owners[:32])
+    if len(owners) == 1:
+        return listed
+    more = f" (+{len(owners) - 32} more)" if len(owners) > 32 else ""
+    return f"{len(owners)} owners: {listed}{more}"
+
+
+def _cell_size(pic: LayoutPicture, compact: bool) -> tuple[tuple[int, int], int]:
+    """(cell width and height, label step) of a picture's grid."""
+    if compact:
+        size = (8, 8) if pic.numel <= FULL_UP_TO else (5, 5)
+        return size, (8 if size[0] >= 8 else 16)
+    return ((46, 24) if pic.layout is not None else (34, 24)), 1
 
 
 def _cell(cells: _Cells, index, pid: int, size: tuple[int, int]) -> str:
@@ -131,20 +169,20 @@ def _cell(cells: _Cells, index, pid: int, size: tuple[int, int]) -> str:
     if cells.tooltips:
         flat = "_".join(map(str, index))
         attrs += f' HREF="#" ID="p{pid}_e{flat}" TOOLTIP="{html_text(cells.tooltip(index))}"'
+    move = cells.move(index)
+    if move is not None:  # an element that changes owner: bordered in its move's colour
+        attrs += f' BORDER="2" COLOR="{MOVE_LOOK[move][0]}"'
     if cells.compact:
-        if cells.marked(index):
+        if cells.marked(index) and move is None:
             attrs += ' BORDER="1" COLOR="#000000"'
         return f"<TD {attrs}></TD>"
     body = "<BR/>".join(html_text(t) for t in cells.text(index))
     return f'<TD {attrs}><FONT POINT-SIZE="7" COLOR="{text_colour(fill)}">{body}</FONT></TD>'
 
 
-def _grid(pic: LayoutPicture, pid: int, compact: bool, tooltips: bool | None) -> str:
-    cells = _Cells(pic, compact, tooltips)
-    if compact:
-        size = (8, 8) if pic.numel <= FULL_UP_TO else (5, 5)
-    else:
-        size = (46, 24) if pic.layout is not None else (34, 24)
+def _grid(pic: LayoutPicture, pid: int, cells: _Cells) -> str:
+    compact = cells.compact
+    size, _ = _cell_size(pic, compact)
     one_d = len(pic.shape) == 1
     out = ['<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">']
     for caption, rows, cols, index_of in _grids(pic.shape):
@@ -185,7 +223,8 @@ def _note(text: str) -> str:
     return f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="8">{_lines(text)}</FONT></TD></TR>'
 
 
-def _legend(pic: LayoutPicture, compact: bool, tooltips: bool) -> str:
+def _legend(pic: LayoutPicture, compact: bool, tooltips: bool, moves: Mapping | None = None,
+            before: str = "") -> str:
     rows = []
     if pic.layout is not None:
         m = pic.layout
@@ -209,41 +248,53 @@ def _legend(pic: LayoutPicture, compact: bool, tooltips: bool) -> str:
                           f"{pic.element_bits} / 32) mod 32 (32 banks of 4 bytes)"))
         key = ("compact: colour only" if compact else
                "cell: b bank, @ offset in elements from the allocation start, after swizzling")
+    if moves is not None:
+        counts = Counter(moves.values())
+        same = pic.numel - sum(counts.values())
+        items = [(f"{MOVE_LOOK[k][1]}: {counts.get(k, 0)}", MOVE_LOOK[k][0]) for k in MOVE_LOOK]
+        rows.append(_borders(f"owner change from {before}", items))
+        rows.append(_note(f"{same} of {pic.numel} elements keep their owners (no border); a border marks an "
+                          f"element that moves, by how far"))
     if tooltips:
-        key += "; hover a cell (SVG) for its details"
+        key += ("; hover a cell (SVG) for its index" if pic.layout is None and not compact
+                else "; hover a cell (SVG) for its details")
     rows.append(_note(key))
     return '<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1">' + "".join(rows) + "</TABLE>"
 
 
-def _node_label(pic: LayoutPicture, pid: int, compact: bool, tooltips: bool | None) -> str:
+def _borders(name: str, items: list[tuple[str, str]]) -> str:
+    """A legend row of bordered white swatches: the marks of moving elements."""
+    tds = "".join(f'<TD BORDER="2" COLOR="{colour}" WIDTH="16" HEIGHT="12" FIXEDSIZE="TRUE"></TD>'
+                  f'<TD ALIGN="LEFT"><FONT POINT-SIZE="8"> {html_text(label)}   </FONT></TD>'
+                  for label, colour in items)
+    return (f'<TR><TD ALIGN="LEFT"><TABLE BORDER="0" CELLSPACING="1" CELLPADDING="0"><TR>'
+            f'<TD ALIGN="LEFT"><FONT POINT-SIZE="8">{html_text(name)}: </FONT></TD>{tds}'
+            f'</TR></TABLE></TD></TR>')
+
+
+def _node_label(pic: LayoutPicture, pid: int, cells: _Cells, grid: str, before: str) -> str:
     head = [f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="11"><B>{_lines(pic.title, 100, 3)}</B></FONT></TD></TR>',
             f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9">{_lines(pic.summary, 110, 4)}</FONT></TD></TR>']
     if pic.note:
         head.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9">{_lines(pic.note)}</FONT></TD></TR>')
+    legend = _legend(pic, cells.compact, cells.tooltips, cells.moves if cells.before is not None else None, before)
     return ('<<TABLE BORDER="1" COLOR="#888888" CELLBORDER="0" CELLSPACING="0" CELLPADDING="4">' + "".join(head)
-            + f"<TR><TD>{_grid(pic, pid, compact, tooltips)}</TD></TR>"
-            + f'<TR><TD ALIGN="LEFT">{_legend(pic, compact, _with_tooltips(pic, tooltips))}</TD></TR>'
+            + f"<TR><TD>{grid}</TD></TR>"
+            + f'<TR><TD ALIGN="LEFT">{legend}</TD></TR>'
             + "</TABLE>>")
 
 
-def layout_dot(pictures: Sequence[LayoutPicture], *, compact: bool | None = None, op_name: str = "",
-               sources: int = 0, tooltips: bool | None = None) -> str:
-    """DOT text drawing ``pictures`` top to bottom (inputs above results).
+def _placeholder(spec: GridSpec, pid: int) -> str:
+    """An empty table of the grid's size, for :func:`irscope.export.layout_svg.inline_grids`
+    to draw the grid into."""
+    w, h = grid_size(spec)
+    return (f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0"><TR><TD ID="{placeholder_id(pid)}" '
+            f'HREF="#" BGCOLOR="#ffffff" WIDTH="{w}" HEIGHT="{h}" FIXEDSIZE="TRUE"></TD></TR></TABLE>')
 
-    ``sources``: how many leading pictures are an op's inputs; each gets an edge,
-    labelled ``op_name``, to every later picture (the op's results).  ``compact``:
-    see :func:`is_compact`.  ``tooltips``: a hover text (and an ``id``,
-    ``p<picture>_e<i>_<j>``) per cell; by default up to :data:`TOOLTIPS_UP_TO`
-    elements (they are most of a compact SVG's bytes).  IrscopeError when a
-    picture is too large to draw.
-    """
-    import graphviz
 
-    if not pictures:
-        raise IrscopeError("nothing to draw")
-    g = graphviz.Digraph("layout", graph_attr={"rankdir": "TB", "fontname": FONT, "nodesep": "0.4"},
-                         node_attr={"shape": "plaintext", "fontname": FONT}, edge_attr={"fontname": FONT})
-    for pid, pic in enumerate(pictures):
+def _all_cells(pictures: Sequence[LayoutPicture], compact: bool | None, tooltips: bool | None,
+               sources: int) -> list[_Cells]:
+    for pic in pictures:
         small = is_compact(pic, compact)
         if pic.numel > MAX_ELEMENTS:
             raise IrscopeError(f"{pic.numel} elements are too many to draw (at most {MAX_ELEMENTS}); "
@@ -251,7 +302,42 @@ def layout_dot(pictures: Sequence[LayoutPicture], *, compact: bool | None = None
         if not small and pic.numel > FULL_UP_TO:
             raise IrscopeError(f"{pic.numel} elements are too many to draw with text (at most {FULL_UP_TO}); "
                                f"drop --full")
-        g.node(f"p{pid}", label=_node_label(pic, pid, small, tooltips))
+    moves = conversion_moves(pictures, sources) if sources else {}
+    out = []
+    for pid, pic in enumerate(pictures):
+        before = None
+        if pid in moves:
+            before = next(pictures[a] for a in range(sources) if pictures[a].layout is not None
+                          and pictures[a].shape == pic.shape)
+        out.append(_Cells(pic, is_compact(pic, compact), tooltips, moves.get(pid), before))
+    return out
+
+
+def layout_dot(pictures: Sequence[LayoutPicture], *, compact: bool | None = None, op_name: str = "",
+               sources: int = 0, tooltips: bool | None = None, placeholders: bool = False) -> str:
+    """DOT text drawing ``pictures`` top to bottom (inputs above results).
+
+    ``sources``: how many leading pictures are an op's inputs; each gets an edge,
+    labelled ``op_name``, to every later picture (the op's results). A result of
+    the shape of a distributed source (the two sides of a ``convert_layout``) marks
+    the elements that change owner (:mod:`irscope.export.layout_moves`), with a
+    legend.  ``compact``: see :func:`is_compact`.  ``tooltips``: a hover text per
+    cell; by default up to :data:`TOOLTIPS_UP_TO` elements.  ``placeholders``: each
+    grid is an empty cell of its size, for :func:`render_layout` to draw the SVG grid
+    into.  IrscopeError when a picture is too large to draw.
+    """
+    import graphviz
+
+    if not pictures:
+        raise IrscopeError("nothing to draw")
+    g = graphviz.Digraph("layout", graph_attr={"rankdir": "TB", "fontname": FONT, "nodesep": "0.4"},
+                         node_attr={"shape": "plaintext", "fontname": FONT}, edge_attr={"fontname": FONT})
+    cells = _all_cells(pictures, compact, tooltips, sources)
+    for pid, pic in enumerate(pictures):
+        c = cells[pid]
+        grid = _placeholder(c.spec(pic), pid) if placeholders else _grid(pic, pid, c)
+        before = next((f"operand {a}" for a in range(sources) if c.before is pictures[a]), "")
+        g.node(f"p{pid}", label=_node_label(pic, pid, c, grid, before))
     for a in range(sources):
         for b in range(sources, len(pictures)):
             g.edge(f"p{a}", f"p{b}", label=f"<{html_text(op_name, 80)}>" if op_name else None)
@@ -263,21 +349,28 @@ def render_layout(pictures: Sequence[LayoutPicture], fmt: str = "svg", *, compac
     """``pictures`` as ``svg``, ``png`` or ``dot`` bytes (see :func:`layout_dot`).
 
     SVG and PNG run the real ``dot`` binary; a missing one is an IrscopeError that
-    names the fix."""
-    source = layout_dot(pictures, compact=compact, op_name=op_name, sources=sources, tooltips=tooltips)
+    names the fix. In SVG the grids are drawn by :mod:`irscope.export.layout_svg`
+    (shared styles, one ``<use>`` per cell) into the places dot left for them."""
     if fmt == "dot":
-        return source.encode()
+        return layout_dot(pictures, compact=compact, op_name=op_name, sources=sources, tooltips=tooltips).encode()
     if fmt not in ("svg", "png"):
         raise IrscopeError(f"cannot draw a layout as {fmt!r}: svg, png or dot")
     import subprocess
 
     import graphviz
 
+    svg = fmt == "svg"
+    source = layout_dot(pictures, compact=compact, op_name=op_name, sources=sources, tooltips=tooltips,
+                        placeholders=svg)
     try:
-        return graphviz.Source(source).pipe(format=fmt, engine="dot")
+        out = graphviz.Source(source).pipe(format=fmt, engine="dot")
     except graphviz.ExecutableNotFound:
         raise IrscopeError("Graphviz's 'dot' program is not installed: install the graphviz package "
                            "(apt-get install graphviz, brew install graphviz), or use --format json or dot") from None
     except subprocess.CalledProcessError as exc:
         err = (exc.stderr or b"").decode("utf-8", "replace").strip().splitlines()
         raise IrscopeError(f"dot failed: {clean(err[0] if err else exc, 200)}") from None
+    if not svg:
+        return out
+    cells = _all_cells(pictures, compact, tooltips, sources)
+    return inline_grids(out, [c.spec(p) for c, p in zip(cells, pictures)])

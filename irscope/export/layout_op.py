@@ -2,8 +2,10 @@
 
 ``ttg.convert_layout %x : tensor<128xf16, #blocked1> -> tensor<128xf16, #slice>``
 has two sides; ``tt.dot`` three (A, B and the accumulator); an elementwise op one.
-Types come from the op's own type text (:meth:`irscope.ir.model.Op.signature`),
-aliases resolve through the module (``Module.encodings``).
+Types come from the op's own type text (:meth:`irscope.ir.model.Op.signature`), its
+results' from :func:`irscope.ir.result_types.op_result_types` (``tt.load`` of
+``tensor<..x!tt.ptr<f16>>`` defines f16 values), aliases resolve through the module
+(``Module.encodings``).
 
 Stable API (the HTML report uses it): :func:`op_layouts` for one op line,
 :func:`module_layouts` for every distinct layout of a module.
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from irscope.compiler.stages import TTGIR
 from irscope.errors import IrscopeError
 from irscope.ir.layouts import SharedEncoding
+from irscope.ir.result_types import op_result_types
 from irscope.ir.types import MemDescType, PointerType, ScalarType, TensorType
 
 from .layout_picture import LayoutPicture, picture_of
@@ -105,9 +108,10 @@ def op_layouts(module, line: int, stage: str = TTGIR) -> OpLayouts:
         raise IrscopeError(f"no op starts at line {line} of the {stage} stage")
     aliases = module.encodings
     sig = op.signature(aliases)
-    results = [(i, t) for i, t in enumerate(sig.results) if _layout_type(t, aliases)]
+    result_types = op_result_types(op, aliases)
+    results = [(i, t) for i, t in enumerate(result_types) if _layout_type(t, aliases)]
     if not results:
-        bare = any(isinstance(t, TensorType) and t.encoding_ref is None for t in sig.results)
+        bare = any(isinstance(t, TensorType) and t.encoding_ref is None for t in result_types)
         raise IrscopeError(f"the op at line {line} of the {stage} stage ({clean(op.name, 60)}) has no tensor "
                            f"result with a layout" + (" (its tensors have no encoding: layouts appear in ttgir)"
                                                       if bare else ""))
@@ -121,7 +125,7 @@ def op_layouts(module, line: int, stage: str = TTGIR) -> OpLayouts:
             if _layout_type(t, aliases) and _key(t, aliases) not in seen:
                 seen.add(_key(t, aliases))
                 sides.append(_side(f"operand {i}", names[i] if i < len(names) else "", t, aliases))
-    res_names = op.results if len(op.results) == len(sig.results) else ()
+    res_names = op.results if len(op.results) == len(result_types) else ()
     done = set()
     for i, t in results:
         if _key(t, aliases) not in done:  # scf.for yields several tensors of one layout
@@ -139,13 +143,14 @@ def module_layouts(module, *, max_elements: int | None = None) -> list[LayoutSid
     for op in module.ops():
         if op.name == "<unknown>" or not op.results:
             continue
-        for i, t in enumerate(op.signature(aliases).results):
-            if not _layout_type(t, aliases) or _key(t, aliases) in seen:
+        for i, t in enumerate(op_result_types(op, aliases)):
+            if not isinstance(t, (TensorType, MemDescType)) or not _layout_type(t, aliases) \
+                    or _key(t, aliases) in seen:
                 continue
             seen.add(_key(t, aliases))
             numel = 1
             for s in t.shape:
-                numel *= s
+                numel *= s or 0  # never 0: _layout_type takes static shapes only
             if max_elements is not None and numel > max_elements:
                 continue
             value = op.results[i] if i < len(op.results) else ""

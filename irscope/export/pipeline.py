@@ -25,8 +25,8 @@ _NESTED_FILL = "#ffffff"
 SCREEN_PT = (1440, 900)
 """The screen the picture is laid out for, in points (1920x1200 px at 96 dpi): the
 number of rows per column is chosen so that the estimated picture fits it."""
-_ROW_PT = 37.0  # a two-line pass node (0.3 in high, grown to its text) and the gap under it
-_CHAR_PT = 6.0  # a character of a 10 pt bold label
+_ROW_PT = 38.0  # a two-line pass node (0.3 in high, grown to its text) and the gap under it
+_CHAR_PT = 5.3  # a character of a 10 pt bold label (Helvetica, pass names: measured)
 
 
 def _seconds(s: float | None) -> str:
@@ -202,13 +202,17 @@ def _estimate(g, cols: list[list[str]]) -> tuple[float, float]:
 def _grid(g, stage_units: list[tuple[str, list[list[str]]]]) -> None:
     """Lay the passes out in columns that fit :data:`SCREEN_PT`: each stage starts a
     column, a column holds as many rows as make the whole picture need the least
-    zoom to fit the screen, stages without passes share one column. Edges join the
-    passes of a column (they set the layout) and each column to the next (dashed,
-    not used for placement)."""
+    zoom to fit the screen, stages without passes share one column, and the Python
+    source sits on top of the first stage's first column. Edges join the nodes of a
+    column (they set the layout); the columns read left to right."""
     groups: list[list[list[str]]] = []
     singles: list[str] = []
+    source = False
     for stage, units in stage_units:
-        if stage != SOURCE and len(units) == 1 and len(units[0]) == 1 and g.nodes[units[0][0]].get("kind") == "stage":
+        if stage == SOURCE:
+            source = True
+            continue
+        if len(units) == 1 and len(units[0]) == 1 and g.nodes[units[0][0]].get("kind") == "stage":
             singles.append(units[0][0])  # PTX, cubin, SASS: one node each
             continue
         if singles:
@@ -217,6 +221,8 @@ def _grid(g, stage_units: list[tuple[str, list[list[str]]]]) -> None:
         groups.append(units)
     if singles:
         groups.append([[k] for k in singles])
+    if source:  # kept whole with the first unit, so it tops the first column
+        groups = [[[SOURCE, *groups[0][0]], *groups[0][1:]], *groups[1:]] if groups else [[[SOURCE]]]
     longest = max((len(u) for units in groups for u in units), default=1)
     total = sum(len(u) for units in groups for u in units)
     best = None
@@ -232,8 +238,14 @@ def _grid(g, stage_units: list[tuple[str, list[list[str]]]]) -> None:
             g.add_edge(a, b, kind="order")
     g.graph["columns"] = [list(c) for c in cols]
     # The column tops on one rank, in reading order (dot would otherwise reorder
-    # columns to shorten edges); compact rows.
-    g.graph["same_rank"] = [[c[0] for c in cols]]
-    g.graph["ranksep"] = "0.15"
+    # columns to shorten edges). The first stage's columns start one row lower, under
+    # the source, so that its cluster does not reach up around the source.
+    first = len(_columns(groups[:1], rows)) if source else 0
+    tops = [c[0] for c in cols[:1]] + [c[0] for c in cols[max(1, first):]]
+    same = [tops]
+    if first > 1 and len(cols[0]) > 1:
+        same.append([cols[0][1]] + [c[0] for c in cols[1:first]])
+    g.graph["same_rank"] = same
+    g.graph["ranksep"] = "0.12"
     g.graph["node_height"] = "0.3"
     g.graph["node_fontsize"] = "10"

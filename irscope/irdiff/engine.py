@@ -342,10 +342,11 @@ def _pair_moves(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
 
 def _pair_constants(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
     """The constants of each gap that neither an equal constant of the gap nor the
-    move pass took, within one function: one of the same type (its value changed),
-    then one of the same value and shape (its layout changed), then one of the same
-    value and element type (its shape changed), in order. The rest (another type and
-    another value: another constant) stay added and removed."""
+    move pass took, within one function: a tensor of the same type (its value
+    changed), then one of the same value and shape (its layout changed), then one of
+    the same value and element type (its shape changed), in order. The rest stay
+    added and removed: a scalar of another value, or a constant of another type and
+    value, is another constant (``%c64_i32`` is no edit of ``%c32_i32``)."""
     if not p.constants:
         return
     open_a, open_b = {id(x) for x in p.only_a}, {id(y) for y in p.only_b}
@@ -353,7 +354,7 @@ def _pair_constants(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
     for gap_a, gap_b in p.constants:
         xs = [x for x in gap_a if id(x) in open_a]
         ys = [y for y in gap_b if id(y) in open_b]
-        for part in (_constant_type, _constant_shape_value, _constant_element_value):
+        for part in (_constant_tensor_type, _constant_shape_value, _constant_element_value):
             if not xs or not ys:
                 break
             waiting: dict[str, list[Op]] = defaultdict(list)
@@ -378,6 +379,12 @@ def _pair_constants(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
 def _constant_type(op: Op, keys: Keys) -> str:
     """A constant's result type, encodings as the shared tokens."""
     return keys._key(op.types) if op.types else ""
+
+
+def _constant_tensor_type(op: Op, keys: Keys) -> str:
+    """A tensor constant's type; a scalar's type and value (scalars pair by value)."""
+    t = _constant_type(op, keys)
+    return t if t.startswith("tensor<") else t + " = " + _constant_value(op, keys)
 
 
 _ENCODING = re.compile(r",\s*#[\w.]+(?:<\{[^}]*\}>)?")

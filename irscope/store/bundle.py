@@ -25,7 +25,7 @@ from irscope.store.blobs import BlobStore
 if TYPE_CHECKING:  # a reader never builds these: they cost an import on every open
     from irscope.compiler.records import CapturedKernel, RunInfo
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # v2: passes.seconds, packs.run_id; v3: captures.shared_static (older bundles are
 # read as they are, and upgraded in place when a capture is added to them).
 APPLICATION_ID = 0x69725343  # 'irSC': marks the file as an irscope bundle
@@ -78,6 +78,10 @@ CREATE TABLE stages (
     stage TEXT NOT NULL, blob INTEGER NOT NULL REFERENCES blobs(id), size INTEGER NOT NULL,
     PRIMARY KEY (capture_id, stage)
 ) WITHOUT ROWID;
+CREATE TABLE helpers (
+    capture_id INTEGER NOT NULL REFERENCES captures(id),
+    name TEXT NOT NULL, file TEXT NOT NULL, first_line INTEGER NOT NULL, source TEXT NOT NULL
+);
 CREATE TABLE passes (
     capture_id INTEGER NOT NULL REFERENCES captures(id),
     seq INTEGER NOT NULL, stage TEXT NOT NULL, kind TEXT NOT NULL, "when" TEXT NOT NULL,
@@ -301,6 +305,10 @@ class Bundle:
                 conn.execute("ALTER TABLE packs ADD COLUMN run_id INTEGER REFERENCES runs(id)")
             if version < 3:
                 conn.execute("ALTER TABLE captures ADD COLUMN shared_static INTEGER")
+            if version < 4:
+                conn.execute("CREATE TABLE helpers (capture_id INTEGER NOT NULL REFERENCES captures(id),"
+                             " name TEXT NOT NULL, file TEXT NOT NULL, first_line INTEGER NOT NULL,"
+                             " source TEXT NOT NULL)")
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
             conn.execute("COMMIT")
         except BaseException:
@@ -413,6 +421,8 @@ class Bundle:
                 "INSERT INTO stages VALUES (?,?,?,?)",
                 [(cid, stage, key, size) for stage, key, size in zip(k.stages, keys, sizes)],
             )
+            self.conn.executemany("INSERT INTO helpers VALUES (?,?,?,?,?)",
+                                  [(cid, h.name, h.file, h.first_line, h.source) for h in k.helpers])
         return cid
 
     def set_driver_resources(self, run_id: int, kernel_hash: str, n_regs: int | None, n_spills: int | None) -> int:
@@ -490,6 +500,16 @@ class Bundle:
             (capture_id,),
         ).fetchone()
         return (row[0], row[1]) if row else (None, None)
+
+    @_read
+    def helper_sources(self, capture_id: int) -> list[tuple[str, str, int, str]]:
+        """(name, file, def line, source) of each ``@triton.jit`` helper stored with a
+        capture; none in a bundle of schema 3 or older (they stored no helpers)."""
+        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='helpers'").fetchone():
+            return []
+        return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(
+            "SELECT name, file, first_line, source FROM helpers WHERE capture_id=? ORDER BY file, first_line",
+            (capture_id,))]
 
     @_read
     def runs(self) -> list[dict]:

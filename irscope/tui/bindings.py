@@ -2,7 +2,9 @@
 
 Read from the nodes' own binding maps (so a key added anywhere shows up without a
 table to keep in sync) with the user's keymap applied (``App.set_keymap``), which is
-how a remapped key is shown under its new name.
+how a remapped key is shown under its new name. Keys are spelled out
+(``ctrl+c``, ``enter``, not ``^c``, ``⏎``), and a binding with no description gets
+one (Textual's ``ctrl+c`` says "Say how to quit", never ``help_quit``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,37 @@ class BindingRow:
     node: "DOMNode"
 
 
+# Textual's glyphs for keys, as words a reader types in a keymap file.
+_GLYPHS = {"⏎": "enter", "⌫": "backspace", "⇥": "tab", "␣": "space", "↑": "up", "↓": "down",
+           "←": "left", "→": "right"}
+
+# Textual's own bindings that carry no description.
+_DESCRIPTIONS = {"help_quit": "Say how to quit (ctrl+q quits)"}
+
+
+def readable_keys(display: str) -> str:
+    """A key as Textual displays it, spelled out: ``^c`` -> ``ctrl+c``, ``shift+^←`` ->
+    ``shift+ctrl+left``, ``⏎`` -> ``enter``; arrows alone stay arrows (``→``)."""
+    parts = display.split("+")
+    out = []
+    for part in parts:
+        if part.startswith("^") and len(part) > 1:
+            out.append("ctrl")
+            part = part[1:]
+        if len(parts) > 1 or part not in "↑↓←→":
+            part = _GLYPHS.get(part, part)
+        out.append(part)
+    return "+".join(out)
+
+
+def describe_binding(binding: "Binding") -> str:
+    """What a binding does, in words (its description, else one made from its action)."""
+    if binding.description:
+        return binding.description
+    action = binding.action.split("(", 1)[0].rsplit(".", 1)[-1]
+    return _DESCRIPTIONS.get(action) or action.replace("_", " ").capitalize()
+
+
 def _where(node: "DOMNode") -> str:
     from textual.app import App
     from textual.screen import Screen
@@ -42,8 +75,8 @@ def _where(node: "DOMNode") -> str:
 def _keys(app, binding: "Binding", keymap: dict[str, str]) -> str:
     remapped = keymap.get(binding.id) if binding.id else None
     if remapped is None:
-        return app.get_key_display(binding)
-    return ", ".join(app.get_key_display(binding.__class__(key.strip(), binding.action))
+        return readable_keys(app.get_key_display(binding))
+    return ", ".join(readable_keys(app.get_key_display(binding.__class__(key.strip(), binding.action)))
                      for key in remapped.split(","))
 
 
@@ -61,5 +94,5 @@ def live_bindings(screen: "Screen") -> Iterator[BindingRow]:
                     continue
                 seen.add(marker)
                 yield BindingRow(_where(node), _keys(app, binding, keymap),
-                                 binding.description or binding.action, binding.action,
+                                 describe_binding(binding), binding.action,
                                  binding.id, node)

@@ -1,8 +1,11 @@
 """The command palette's provider (ctrl+p): the current screen's actions and the captures.
 
-Every action a key runs is also a palette command, found by its description, so a user
-who forgot a key types what they want. The captures of the bundle are commands too
-("open matmul_kernel [...] sm_90").
+Every action a key of the app or the screen runs (and each irscope widget's keys) is
+also a palette command, found by its description, so a user who forgot a key types what
+they want. Each command is listed once: a description Textual's own commands already
+have ("Quit", "Theme") or one already listed (in any letter case) is not repeated, and
+the editing keys of text inputs and the scroll keys of containers are not commands. The
+captures of the bundle are commands too ("open matmul_kernel [...] sm_90").
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ class IrscopeCommands(Provider):
 
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         out: list[tuple[str, str, Callable[[], object]]] = []
-        seen: set[str] = set()
+        seen: set[str] = {cmd.title.casefold() for cmd in self.app.get_system_commands(self.screen)}
         for row in live_bindings(self.screen):
-            if row.action == "command_palette" or row.description in seen:
+            if row.action in ("command_palette", "help_quit") or row.description.casefold() in seen:
                 continue
-            seen.add(row.description)
+            if row.id is None and row.where not in ("everywhere", "this screen"):
+                continue  # a Textual widget's own key (an input's editing, a scroll)
+            seen.add(row.description.casefold())
             help_text = f"key: {row.keys}" + (f"   id: {row.id}" if row.id else "")
             out.append((row.description, help_text,
                         partial(self.app.run_action, row.action, row.node)))

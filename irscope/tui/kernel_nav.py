@@ -103,6 +103,8 @@ class KernelNavigation(Screen):
             return "stage tabs"
         if ident == "details":
             return "op details"
+        if ident == "error-panel":  # a failed capture's error (widgets/error_panel.py)
+            return "error"
         if ident == "search":
             return "search"
         return ""

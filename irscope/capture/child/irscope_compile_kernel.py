@@ -14,21 +14,27 @@ import os
 import sys
 
 
+class CompileSpecError(Exception):
+    """The spec does not fit the kernel (no such kernel, a parameter without a type):
+    irscope says the message as its one-line error (an exception, not SystemExit, so
+    nothing is echoed on stderr besides it)."""
+
+
 def _load_kernel(path, name):
     spec = importlib.util.spec_from_file_location("_irscope_kernel_module", path)
     if spec is None or spec.loader is None:
-        raise SystemExit("irscope compile: cannot load %s" % path)
+        raise CompileSpecError("cannot load %s" % path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec.loader.exec_module(module)
     if not hasattr(module, name):
-        raise SystemExit("irscope compile: %s has no kernel named %r" % (path, name))
+        raise CompileSpecError("%s has no kernel named %r" % (path, name))
     fn = getattr(module, name)
     while not hasattr(fn, "arg_names") and hasattr(fn, "fn"):  # Autotuner, Heuristics
         fn = fn.fn
     if not hasattr(fn, "arg_names"):
-        raise SystemExit("irscope compile: %s.%s is not a @triton.jit kernel" % (os.path.basename(path), name))
+        raise CompileSpecError("%s.%s is not a @triton.jit kernel" % (os.path.basename(path), name))
     return fn
 
 
@@ -58,16 +64,16 @@ def main(spec_path):
     positional = {k: v for k, v in types.items() if k.startswith("#")}
     if positional:  # '*fp32,i32': runtime parameters in order
         if len(positional) > len(runtime):
-            raise SystemExit("irscope compile: %d types given, %s has %d runtime parameters (%s)" % (len(positional), spec["kernel"], len(runtime), ", ".join(runtime)))
+            raise CompileSpecError("%d types given, %s has %d runtime parameters (%s)" % (len(positional), spec["kernel"], len(runtime), ", ".join(runtime)))
         renamed = {runtime[int(k[1:])]: v for k, v in positional.items()}
         divisible = {runtime[int(k[1:])] if k.startswith("#") else k for k in divisible}
         types = {**{k: v for k, v in types.items() if not k.startswith("#")}, **renamed}
     missing = [n for n in names if n not in types and n not in constexprs]
     if missing:
-        raise SystemExit("irscope compile: no type or value given for %s (use --signature / --constexpr)" % ", ".join(missing))
+        raise CompileSpecError("no type or value given for %s (use --signature / --constexpr)" % ", ".join(missing))
     unknown = [n for n in list(types) + list(constexprs) if n not in names]
     if unknown:
-        raise SystemExit("irscope compile: %s has no parameter %s (it has: %s)" % (spec["kernel"], ", ".join(unknown), ", ".join(names)))
+        raise CompileSpecError("%s has no parameter %s (it has: %s)" % (spec["kernel"], ", ".join(unknown), ", ".join(names)))
     version = tuple(int(x) for x in triton.__version__.split(".")[:2])
     if version >= (3, 3):
         signature = {n: ("constexpr" if n in constexprs else types[n]) for n in names}

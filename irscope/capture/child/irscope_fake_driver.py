@@ -273,8 +273,35 @@ def install(target_text):
         drv.default = fake
         drv.active = fake
     _replace_do_bench()
+    _replace_cublas()
     os.environ.setdefault("TRITON_IRSCOPE_FAKE_DRIVER", "1")
     return fake
+
+
+class CompileOnlyCublasLt:
+    """Stands in for ``triton._C.libtriton.nvidia.cublas.CublasLt``: the real one loads
+    ``libcublas.so`` when it is made (Triton's tutorials 09 and 10 make one whenever
+    ``torch.cuda.is_available()``), and its calls would run on the tensors' memory.
+    In a compile-only run nothing executes on the device, cuBLAS's calls neither:
+    they return as a launch does, leaving the output tensor as it was."""
+
+    def __init__(self, workspace=None, *args, **kwargs):
+        self.workspace = workspace
+
+    def __getattr__(self, name):  # matmul, gemm, block_scaled_matmul_*... whatever the Triton has
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+
+def _replace_cublas():
+    try:
+        from triton._C.libtriton import nvidia
+    except ImportError:  # a Triton built without the NVIDIA backend
+        return
+    cublas = getattr(nvidia, "cublas", None)
+    if cublas is not None and hasattr(cublas, "CublasLt"):
+        cublas.CublasLt = CompileOnlyCublasLt
 
 
 def _replace_do_bench():

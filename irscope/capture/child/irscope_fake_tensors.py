@@ -96,4 +96,33 @@ def compile_only_context(target):
         sys.stderr.write("irscope: compile-only: torch operations that need a CUDA device guard (.contiguous() of a "
                          "transposed tensor, autograd...) will fail: no guard could be built (%s)\n" % why)
     irscope_devices.patch_torch_cuda(torch, irscope_devices.device_for(target or "sm_90"))
+    patch_tensor_from_data(torch)
     return make_mode(torch)
+
+
+def patch_tensor_from_data(torch):
+    """``torch.tensor(data, device="cuda")`` and ``torch.as_tensor(data, device="cuda")``
+    make the tensor on the host, then move it: torch builds a tensor from Python data
+    outside the fake mode, straight on the device, which a CPU build has no kernel for
+    (``aten::empty_strided`` on 'CUDA'). Kernel libraries pass pointer and size tables
+    this way (Triton's tutorial 08)."""
+    if getattr(torch.tensor, "_irscope_from_data", False):
+        return
+
+    def on_host_then_move(make):
+        def build(data, *args, **kwargs):
+            device = kwargs.get("device")  # keyword-only in both
+            if device is None or torch.device(device).type in ("cpu", "meta"):
+                return make(data, *args, **kwargs)
+            kwargs.pop("device", None)
+            kwargs.pop("pin_memory", None)
+            grad = kwargs.pop("requires_grad", False)
+            t = make(data, *args, **kwargs).to(device)
+            return t.requires_grad_() if grad else t
+
+        build._irscope_from_data = True  # type: ignore[attr-defined]  # a marker: patch once
+        build.__doc__ = make.__doc__
+        return build
+
+    torch.tensor = on_host_then_move(torch.tensor)
+    torch.as_tensor = on_host_then_move(torch.as_tensor)

@@ -217,7 +217,8 @@ def _kernel(tmp: str, c: Capture, meta, stamp: Stamp, pictures, result: ReportRe
     pics = (pictures or draw_pictures)(c, line_ops) if pictures is not False else None
     if pics is not None:
         result.notes += [f"{c.title()}: {n}" for n in pics.notes]
-    html = kernel_page(meta, source_view(c), stages, timeline(c), stamp, pics, function_views(c, stages))
+    html = kernel_page(meta, source_view(c), stages, timeline(c), stamp, pics, function_views(c, stages),
+                       failure=c.failure)
     _write(os.path.join(tmp, meta.page), html)
     result.pages.append(meta.page)
 

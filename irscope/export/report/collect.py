@@ -41,6 +41,8 @@ class KernelMeta:
     passes: int
     stages: tuple[str, ...]
     error: str | None
+    failed_at: str | None = None
+    """Where a failed compile stopped: the pass, else the stage (the summary's)."""
 
     def to_json(self) -> dict:
         return {"page": self.page, "bundle": self.bundle, "capture_id": self.capture_id, "kernel": self.kernel,
@@ -48,7 +50,7 @@ class KernelMeta:
                 "num_warps": self.num_warps, "num_stages": self.num_stages, "registers": self.registers,
                 "spills": self.spills, "shared": self.shared, "occupancy": self.occupancy,
                 "compile_seconds": self.compile_seconds, "passes": self.passes, "stages": list(self.stages),
-                "error": self.error}
+                "error": self.error, "failed_at": self.failed_at}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +86,7 @@ def kernel_meta(capture: Capture, page: str, bundle: str) -> KernelMeta:
         page=page, bundle=bundle, capture_id=s.id, kernel=s.kernel, variant=s.variant, target=s.target,
         triton_version=s.triton_version, num_warps=s.num_warps, num_stages=s.num_stages, registers=s.registers,
         spills=s.spills, shared=s.shared, occupancy=s.occupancy_text, compile_seconds=s.compile_seconds,
-        passes=s.passes, stages=s.stages, error=s.error)
+        passes=s.passes, stages=s.stages, error=s.error, failed_at=s.failed_at)
 
 
 def source_view(capture: Capture) -> SourceView | None:

@@ -6,15 +6,20 @@ into the document with ``textContent`` only, never as markup."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from irscope.export.report.across import Across, PairDiff
 from irscope.export.report.collect import KernelMeta, SourceView, StageText
 from irscope.export.report.embed import esc, json_block, pack, pack_json
+from irscope.export.report.failure import failure_panel, status_cell
 from irscope.export.report.functions import FunctionsView
 from irscope.export.report.pictures import KernelPictures, Picture
 from irscope.export.report.timeline import TimelineEntry, change_json
 from irscope.compiler.stages import SASS, TTGIR
 from irscope.compiler.units import human_bytes
+
+if TYPE_CHECKING:
+    from irscope.core import Failure
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,19 +64,19 @@ def page(title: str, body: str, stamp: Stamp, *, kind: str, data: str = "") -> s
 """
 
 
-_INDEX_COLUMNS = ("kernel", "variant", "target", "Triton", "warps", "stages", "regs", "spills", "shared",
-                  "occupancy", "compile", "passes", "status")
+_INDEX_COLUMNS = ("kernel", "status", "variant", "target", "Triton", "warps", "stages", "regs", "spills", "shared",
+                  "occupancy", "compile", "passes")
+"""The index's columns: the status next to the kernel's name, seen at every width."""
 
 
 def _meta_row(m: KernelMeta, with_bundle: bool) -> str:
-    status = "ok" if not m.error else f"failed: {m.error}"
     compile_ = "-" if m.compile_seconds is None else f"{m.compile_seconds:.2f} s"
     variant = esc(m.variant or "-").replace(",", ",<wbr>")  # long labels wrap between fields
-    cells = [f'<a href="{esc(m.page)}">{esc(m.kernel)}</a>', variant, esc(m.target),
+    cells = [f'<a href="{esc(m.page)}">{esc(m.kernel)}</a>', status_cell(m), variant, esc(m.target),
              esc(m.triton_version or "-"), _num(m.num_warps), _num(m.num_stages), _num(m.registers),
              esc(human_bytes(m.spills)), esc(human_bytes(m.shared)), esc(m.occupancy or "-"), compile_,
-             str(m.passes), esc(status)]
-    wrap = {1, len(cells) - 1}  # variant and status may wrap; numbers never do
+             str(m.passes)]
+    wrap = {1, 2}  # status and variant may wrap; numbers never do
     if with_bundle:
         cells.insert(0, esc(m.bundle))
         wrap = {i + 1 for i in wrap} | {0}
@@ -91,10 +96,10 @@ def index_page(metas: list[KernelMeta], bundles: list[tuple[str, str]], stamp: S
             if compare else "")
     body = f"""<section><h2>Bundles</h2><ul class="bundles">{listed}</ul>{link}</section>
 <section><h2>Kernels</h2>
-<table class="kernels"><thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in heads)}</tr></thead>
+<div class="table-scroll"><table class="kernels"><thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in heads)}</tr></thead>
 <tbody>
 {rows}
-</tbody></table>
+</tbody></table></div>
 <p class="note">stages: Triton's num_stages; shared: the shared memory a launch uses; occupancy: resident
 blocks per SM x warps per block, and the limit that binds.</p></section>"""
     return page("Kernels", body, stamp, kind="index")
@@ -122,9 +127,11 @@ def _charge_switch() -> str:
 
 
 def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageText], passes: list[TimelineEntry],
-                stamp: Stamp, pictures: KernelPictures | None = None, functions: "FunctionsView | None" = None) -> str:
-    """One capture: metadata, linked source and stages (the Python pane with a section per
-    ``@triton.jit`` helper, ``functions``), pass timeline, pictures."""
+                stamp: Stamp, pictures: KernelPictures | None = None, functions: "FunctionsView | None" = None,
+                failure: "Failure | None" = None) -> str:
+    """One capture: metadata, the ``failure`` panel of a failed compile, linked source and
+    stages (the Python pane with a section per ``@triton.jit`` helper, ``functions``), pass
+    timeline, pictures."""
     pics = pictures or KernelPictures()
     helpers = functions is not None and functions.has_helpers
     every = [*pics.graphs, *pics.layouts, *pics.lineage.values()]
@@ -152,6 +159,7 @@ def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageT
     note_html = "".join(f'<p class="note">{esc(n)}</p>' for n in pics.notes)
     file = source.file if source else None
     body = f"""<section class="facts"><dl>{dl}</dl>{note_html}</section>
+{failure_panel(failure, {s.name for s in stages})}
 <section id="linked"><h2>Source and stages</h2>
 <p class="hint">Click a Python line (<code>{esc(file or "no source stored")}</code>): its ops light up in every
 stage. Lines with ops carry their count; a statement spanning lines carries it on its first line, and a click

@@ -1,12 +1,15 @@
 """The diff screen: two captures (or two passes) compared by the diff engine.
 
-At the top, the summary: per stage, ops matched, added, removed, moved and changed.
-Below, four tabs: the IR of one stage side by side (``s`` picks the stage), the
-metadata and resource deltas, the Python lines whose op counts changed, and the
-pass pipeline's differences. Every
-figure comes from the :class:`~irscope.diff.compare.Comparison`; the whole texts of
-the IR panes come from ``texts`` or the two captures when given, else the panes show
-the changes only (see :mod:`irscope.tui.widgets.diff_panes`).
+At the top, the summary: per stage, ops matched, added, removed, moved and changed,
+and ops per dialect. Below, four tabs: the IR of one stage side by side (``s``
+picks the stage), the metadata and resource deltas, the Python lines whose op counts
+changed, and the pass pipeline's differences. Every figure comes from the
+:class:`~irscope.diff.compare.Comparison`. The IR tab draws the change list
+``irscope diff`` prints (:mod:`irscope.diff.change_list`: changes in order, unchanged
+runs folded with their counts); ``n``/``N`` step through the changes, and the whole
+texts (``texts``, or the two captures' stage texts) let a folded run be opened
+(see :mod:`irscope.tui.widgets.diff_panes`). Stages are named by the registry's
+display names.
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from irscope.compiler.stages import SOURCE, highlight_language
+from irscope.compiler.stages import SOURCE, display_name, highlight_language
 from irscope.core import Capture
 from irscope.errors import IrscopeError
+from irscope.diff.change_list import change_list
 from irscope.diff.compare import Comparison
+from irscope.diff.dialect_counts import dialect_text
 from irscope.diff.metadata import FieldDelta
-from irscope.tui.widgets.diff_panes import DiffPanes, pane_content
+from irscope.tui.widgets.diff_panes import DiffPanes, status_text
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.search_bar import SearchBar
 
@@ -65,7 +70,9 @@ class DiffScreen(Screen):
     DiffScreen #diff-summary { height: auto; max-height: 8; }
     DiffScreen #diff-notes { height: auto; padding: 0 1; color: $text-warning; }
     DiffScreen #diff-notes.-empty { display: none; }
-    DiffScreen #stage-bar { height: 1; padding: 0 1; }
+    DiffScreen #stage-bar { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    DiffScreen #diff-position { height: 1; padding: 0 1; background: $boost; text-wrap: nowrap;
+                                text-overflow: ellipsis; }
     DiffScreen #change-detail { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     DiffScreen TabbedContent { height: 1fr; }
     DiffScreen TabPane { padding: 0; }
@@ -79,9 +86,9 @@ class DiffScreen(Screen):
         Binding("l", "tab('tab-lines')", "Lines", id="diff.tab_lines"),
         Binding("p", "tab('tab-passes')", "Passes", show=False, id="diff.tab_passes"),
         Binding("a", "toggle_all_fields", "All fields", show=False, id="diff.all_fields"),
+        Binding("n", "next_change", "Next change", id="diff.next_change"),
+        Binding("N", "previous_change", "Prev change", show=False, id="diff.previous_change"),
         Binding("slash", "search", "Search", key_display="/", id="diff.search"),
-        Binding("n", "next_hit", "Next hit", show=False, id="diff.next_hit"),
-        Binding("N", "previous_hit", "Previous hit", show=False, id="diff.previous_hit"),
         Binding("escape", "back", "Back", id="diff.back"),
     ]
 
@@ -117,6 +124,7 @@ class DiffScreen(Screen):
         with TabbedContent(initial="tab-ir"):
             with TabPane("IR", id="tab-ir"):
                 yield Static(id="stage-bar")
+                yield Static(id="diff-position")
                 yield DiffPanes(id="diff-panes")
                 yield Static(id="change-detail")
             with TabPane("Metadata", id="tab-meta"):
@@ -158,13 +166,14 @@ class DiffScreen(Screen):
 
     def _fill_summary(self) -> None:
         t = self.query_one("#diff-summary", DataTable)
-        for col in ("stage", "matched", "+added", "-removed", ">moved", "~changed", "ops"):
+        for col in ("stage", "matched", "+added", "-removed", ">moved", "~changed", "ops", "dialects"):
             t.add_column(col, key=col)
         for stage, d in self.comparison.stages.items():
             before, after = sum(d.ops_by_dialect_before.values()), sum(d.ops_by_dialect_after.values())
-            t.add_row(Text(stage), _count(d.matched, ""), _count(d.added, "green"),
+            t.add_row(Text(display_name(stage)), _count(d.matched, ""), _count(d.added, "green"),
                       _count(d.removed, "red"), _count(d.moved, "cyan"), _count(d.changed, "yellow"),
-                      Text(f"{before} -> {after}", justify="right"), key=stage)
+                      Text(f"{before} -> {after}", justify="right"),
+                      Text(dialect_text(d.ops_by_dialect_before, d.ops_by_dialect_after)), key=stage)
 
     def metadata_rows(self) -> list[FieldDelta]:
         """The fields the metadata tab lists now."""
@@ -256,45 +265,52 @@ class DiffScreen(Screen):
         d = self.comparison.stages.get(stage)
         if d is None:
             return
-        content = pane_content(d, self.texts_of(stage))
-        self.query_one(DiffPanes).show(content, highlight_language(stage))
+        texts = self.texts_of(stage)
+        panes = self.query_one(DiffPanes)
+        panes.show(change_list(d), texts, highlight_language(stage))
         bar = Text()
         for s in self.stage_names:
-            bar.append(f" {s} ", style="reverse bold" if s == stage else "")
+            bar.append(f" {display_name(s)} ", style="reverse bold" if s == stage else "")
         bar.append(f"   {len(d.changes)} change(s)", style="dim")
-        if not content.full_text:
-            bar.append("  (changes only)", style="dim")
+        if texts is None:
+            bar.append("  (runs stay folded: the whole texts are not at hand)", style="dim")
         if d.note:
             bar.append(f"  {d.note}", style="yellow")
         self.query_one("#stage-bar", Static).update(bar)
-        self.query_one("#change-detail", Static).update(Text(""))
-        self.post_message(self.StageShown(stage, len(d.changes), content.full_text))
+        self._show_position()
+        self.post_message(self.StageShown(stage, len(d.changes), texts is not None))
 
-    @on(IRView.CursorMoved)
-    def _detail(self, event: IRView.CursorMoved) -> None:
-        d = self.comparison.stages.get(self.stage)
+    def _show_position(self) -> None:
         panes = self.query_one(DiffPanes)
-        if d is None or panes.content is None:
-            return
-        side_a = event.ir_view.id == "pane-a"
-        line = event.line
-        change = None
-        if not panes.content.full_text:
-            change = d.changes[line] if 0 <= line < len(d.changes) else None
-        else:
-            for c in d.changes:
-                ref = c.before if side_a else c.after
-                if ref is not None and ref.line - 1 == line:
-                    change = c
-                    break
+        self.query_one("#diff-position", Static).update(status_text(panes))
         text = Text()
-        if change is not None:
+        item = panes.change_at(panes.cursor_row)
+        if item is not None:
+            change = item.change
             text.append(f"{change.kind} {change.op}", style="bold")
             if change.python_line:
                 text.append(f"  (Python line {change.python_line})", style="dim")
             if change.details:
                 text.append("\n" + "; ".join(change.details))
         self.query_one("#change-detail", Static).update(text)
+
+    @on(IRView.CursorMoved)
+    def _cursor_moved(self, event: IRView.CursorMoved) -> None:
+        if event.ir_view.id in ("pane-a", "pane-b"):
+            self._show_position()
+
+    @on(IRView.LineSelected)
+    def _line_selected(self, event: IRView.LineSelected) -> None:
+        if event.ir_view.id not in ("pane-a", "pane-b"):
+            return
+        panes = self.query_one(DiffPanes)
+        row = panes.rows[event.line] if 0 <= event.line < len(panes.rows) else None
+        if row is None or row.kind not in ("fold", "open-fold", "unchanged"):
+            return
+        if not panes.toggle_fold(event.line):
+            self.notify("the whole texts are not at hand: this run stays folded", timeout=2)
+        event.ir_view.focus()
+        self._show_position()
 
     # -- actions -----------------------------------------------------------------
     def _cycle(self, step: int) -> None:
@@ -329,36 +345,48 @@ class DiffScreen(Screen):
         if event.row_key.value in self.comparison.stages:
             self.stage = event.row_key.value
 
-    def _pane(self) -> IRView:
-        focused = self.focused
-        if isinstance(focused, IRView):
-            return focused
-        return self.query_one("#pane-b", IRView)
+    def action_next_change(self) -> None:
+        """The next change (after a search: the next row it matches)."""
+        self._step(1)
+
+    def action_previous_change(self) -> None:
+        """The previous change (after a search: the previous row it matches)."""
+        self._step(-1)
+
+    def _step(self, step: int) -> None:
+        panes = self.query_one(DiffPanes)
+        self.query_one(TabbedContent).active = "tab-ir"
+        if panes.hits():
+            panes.goto_hit(step)
+        elif not panes.goto_change(step):
+            self.notify("no change in this stage", timeout=2)
+        self._show_position()
 
     def action_search(self) -> None:
-        """Search the focused IR pane (side B when none is)."""
-        self._search_target = self._pane()
-        self.query_one(SearchBar).open(self._search_target.search_query)
+        """Search both sides' rows."""
+        self.query_one(TabbedContent).active = "tab-ir"
+        self.query_one(SearchBar).open(self.query_one("#pane-b", IRView).search_query)
 
     @on(SearchBar.Submitted)
     def _search(self, event: SearchBar.Submitted) -> None:
-        pane = getattr(self, "_search_target", None) or self._pane()
-        hits = pane.search(event.query)
-        pane.focus()
+        panes = self.query_one(DiffPanes)
+        hits = panes.search(event.query)
+        panes.pane_b.focus()
         if event.query:
-            self.notify(f"{hits} line(s) match", timeout=2, markup=False)
+            self.notify(f"{len(hits)} row(s) match on side A or B"
+                        + (" (n/N: next/previous; escape clears)" if hits else ""), timeout=3, markup=False)
+        self._show_position()
 
     @on(SearchBar.Closed)
     def _search_closed(self) -> None:
-        (getattr(self, "_search_target", None) or self._pane()).focus()
-
-    def action_next_hit(self) -> None:
-        self._pane().next_hit()
-
-    def action_previous_hit(self) -> None:
-        self._pane().previous_hit()
+        self.query_one(DiffPanes).pane_b.focus()
 
     def action_back(self) -> None:
-        """Back to the screen this one was opened from."""
+        """Clear an active search, else back to the screen this one was opened from."""
+        panes = self.query_one(DiffPanes)
+        if panes.hits() or panes.pane_b.search_query:
+            panes.search("")
+            self._show_position()
+            return
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()

@@ -15,6 +15,7 @@ background afterwards, for the tab counts.
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
@@ -63,7 +64,7 @@ class KernelScreen(KernelNavigation):
         Binding("p", "passes", "Passes", id="kernel.passes"),
         Binding("slash", "search", "Search", key_display="/", id="kernel.search"),
         Binding("n", "next_hit", "Next hit", show=False, id="kernel.next_hit"),
-        Binding("c", "toggle_charge", "Helpers to call line", id="kernel.charge"),
+        Binding("c", "toggle_charge", "Helpers to call line", show=False, id="kernel.charge"),
         Binding("N", "previous_hit", "Previous hit", show=False, id="kernel.previous_hit"),
     ]
 
@@ -105,13 +106,16 @@ class KernelScreen(KernelNavigation):
             with Vertical(id="stage-pane"):
                 if self.capture.failure is not None:  # a failed compile: its error first
                     yield ErrorPanel(self.capture.failure, has_ptx=PTX in self.stages, alone=not self.stages,
+                                     everything=shlex.join(["irscope", "cat", str(self.capture.bundle.path),
+                                                            f"#{self.capture.id}", "--stage", "error"]),
                                      id="error-panel")
                 yield StageTabs(self.stages, id="stage-tabs")
                 with Horizontal(id="stage-views"):
                     yield IRView("", id="stage")
                     yield IRView("", id="stage2")
-                yield StatusLine(id="stage-status", classes="pane-status")
                 yield OpDetails(id="details")
+        # Under both panes, the whole width: it names the focused pane first.
+        yield StatusLine(id="stage-status", classes="pane-status")
         yield SearchBar(id="search")
         yield Footer()
 
@@ -228,11 +232,11 @@ class KernelScreen(KernelNavigation):
         """Mark the current Python statement's ops in the stage panes and its lines in the
         source pane; retitle the tabs; the panes named in ``follow`` scroll to the
         statement's first op."""
-        pane = self.query_one("#source", PythonPane)  # the kernel's and its helpers' lines
-        rows = pane.statement_rows()
-        pane.set_marks({y: "linked" for y in rows} if len(rows) > 1 else {})
+        source = self.query_one("#source", PythonPane)  # the kernel's and its helpers' lines
+        rows = source.statement_rows()
+        source.set_marks({y: "linked" for y in rows} if len(rows) > 1 else {})
         tabs = self.query_one(StageTabs)
-        counts = {s: pane.ops(s, self.indexes.get(s)) for s in self.stages}
+        counts = {s: source.ops(s, self.indexes.get(s)) for s in self.stages}
         tabs.set_counts({s: (None if got is None else len(got)) for s, got in counts.items()})
         for pane, stage in (("#stage", self.stage), ("#stage2", self._pane_stage("#stage2"))):
             if stage is None:
@@ -253,6 +257,8 @@ class KernelScreen(KernelNavigation):
         pane = self.query_one("#source", PythonPane)
         stage = self.stage
         parts = [f"focus: {self.focused_pane()}", pane.label()]
+        if pane.charge_label():  # before the op counts it changes (the line is cut at the right)
+            parts.append(pane.charge_label())
         if stage is not None:
             index = self.indexes.get(stage)
             if index is None:
@@ -264,8 +270,6 @@ class KernelScreen(KernelNavigation):
                 op = self.op_under_cursor()
                 if op is not None:
                     parts.append(f"cursor on {op.name} (enter: details)")
-        if pane.charge_label():
-            parts.append(pane.charge_label())
         self.query_one("#stage-status", StatusLine).update_fields(parts)
 
     @on(IRView.CursorMoved, "#source")
@@ -276,6 +280,11 @@ class KernelScreen(KernelNavigation):
 
     @on(PythonPane.FunctionsLoaded)
     def _functions_loaded(self, event: PythonPane.FunctionsLoaded) -> None:
+        helpers = self.query_one("#source", PythonPane).helpers
+        if helpers:  # the title says the sections are there, below the kernel's lines
+            more = f"(+{len(helpers)} helper{'s' if len(helpers) > 1 else ''} below)"
+            title = f"{self.capture.kernel} {more}  {self.capture.file or '?'}:{self.first_line}"
+            self.query_one("#source-title", Static).update(Text(title, no_wrap=True, overflow="ellipsis"))
         self.update_line_marks()
 
     def action_toggle_charge(self) -> None:
@@ -546,7 +555,6 @@ class KernelScreen(KernelNavigation):
         if failure.line is not None and 0 <= failure.line - self.first_line < source.line_count:
             source.goto_line(failure.line - self.first_line)
             source.focus()
-            self.notify(f"{failure.where}: the line the error names", timeout=2, markup=False)
         elif failure.ptx_line is not None and PTX in self.stages:
             self.jump_to(PTX, failure.ptx_line)
         else:

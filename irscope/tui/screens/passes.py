@@ -33,6 +33,7 @@ from irscope.core.pass_steps import PassStep, marks_of
 from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, OpRef, StageDiff
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.pass_timeline import PassTimeline, change_cell
+from irscope.tui.widgets.pass_about import PassAbout
 from irscope.tui.widgets.search_bar import SearchBar
 from irscope.compiler.pass_catalog import describe
 from irscope.compiler.stages import highlight_language
@@ -100,7 +101,7 @@ class PassStepperScreen(Screen):
     PassStepperScreen PassTimeline { height: 1fr; }
     PassStepperScreen #pass-title { height: 1; padding: 0 1; background: $boost; text-wrap: nowrap;
                                     text-overflow: ellipsis; }
-    PassStepperScreen #pass-about { height: 3; padding: 0 1; color: $text-muted; }
+    PassStepperScreen #pass-about { color: $text-muted; }
     PassStepperScreen #pass-note { height: 1; padding: 0 1; color: $text-warning; text-wrap: nowrap;
                                    text-overflow: ellipsis; }
     PassStepperScreen #snapshot { height: 1fr; }
@@ -163,7 +164,7 @@ class PassStepperScreen(Screen):
                 yield PassTimeline(id="timeline")
             with Vertical(id="snapshot-pane"):
                 yield Static(id="pass-title")
-                yield Static(id="pass-about")
+                yield PassAbout(id="pass-about")
                 yield Static(id="pass-note")
                 yield IRView(id="snapshot")
                 yield Static(id="removed-title")
@@ -228,9 +229,12 @@ class PassStepperScreen(Screen):
 
     def _show_empty(self) -> None:
         have = ", ".join(self.stages_with_passes) or "none"
+        failure = self.capture.failure
+        why = (f"\nThe compile failed in {failure.failed_in} before any pass ran: {failure.error}"
+               if failure is not None and not self.stages_with_passes else "")
         self.query_one("#pass-title", Static).update(Text(f"{self.stage_name}: no pass snapshots"))
-        self.query_one("#pass-about", Static).update(
-            Text(f"stages with pass snapshots: {have} (s: next stage)"))
+        self.query_one("#pass-about", PassAbout).show(
+            Text(f"stages with pass snapshots: {have} (s: next stage){why}"))
         self.query_one("#snapshot", IRView).set_text("")
         self._set_removed(())
 
@@ -297,7 +301,7 @@ class PassStepperScreen(Screen):
         else:
             about.append(info.summary)
             about.append(f"  [{info.source}]", style="dim")
-        self.query_one("#pass-about", Static).update(about, layout=False)
+        self.query_one("#pass-about", PassAbout).show(about)  # whole: it grows or scrolls
 
     def _note(self, text: str) -> None:
         note = self.query_one("#pass-note", Static)
@@ -466,7 +470,8 @@ class PassStepperScreen(Screen):
             return
         before = self.capture.side_text(step.before)
         after = self.capture.side_text(step.after)
-        stage = view.diff.stage
+        # Named by the pass's stage (ttgir), not by the format its snapshots are read as (mlir).
+        stage = step.stage
         comparison = Comparison(f"before {step.name} ({step.before.label})",
                                 f"after ({step.after.label})", {stage: view.diff})
         self.app.call_from_thread(self.app.push_screen,

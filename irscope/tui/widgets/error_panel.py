@@ -33,8 +33,9 @@ def jump_hint(failure: "Failure", has_ptx: bool) -> str | None:
     return None
 
 
-def render_failure(failure: "Failure", has_ptx: bool) -> Text:
-    """The panel's text: the one line, where it stopped, the telling lines, the key."""
+def render_failure(failure: "Failure", everything: str | None = None) -> Text:
+    """The panel's text: where it stopped, the one line, the telling lines, and
+    ``everything``, the command that prints the whole error."""
     out = Text()
     out.append("Compile failed", style="bold red")
     out.append(f" in {failure.failed_in}")
@@ -45,10 +46,8 @@ def render_failure(failure: "Failure", has_ptx: bool) -> Text:
     out.append("\n\n")
     for line in failure.lines:
         out.append(line + "\n")
-    hint = jump_hint(failure, has_ptx)
-    if hint:
-        out.append("\n" + hint, style="bold")
-    out.append("\n(all of it, with the traceback: irscope cat BUNDLE KERNEL --stage error)", style="dim")
+    if everything:
+        out.append(f"\nAll of it, with the traceback: {everything}", style="dim")
     return out
 
 
@@ -62,16 +61,21 @@ class ErrorPanel(VerticalScroll):
         max-height: 50%;
         border: round $error;
         border-title-color: $error;
+        border-subtitle-color: $text;
+        border-subtitle-style: bold;
         padding: 0 1;
     }
     ErrorPanel.-alone { height: 1fr; max-height: 100%; }
     """
 
-    def __init__(self, failure: "Failure", *, has_ptx: bool, alone: bool, id: str | None = None) -> None:
+    def __init__(self, failure: "Failure", *, has_ptx: bool, alone: bool, everything: str | None = None,
+                 id: str | None = None) -> None:
         super().__init__(id=id, classes="-alone" if alone else None)
         self.failure = failure
-        self._has_ptx = has_ptx
+        self._everything = everything
         self.border_title = "error"
+        # On the border, so the key shows however little of the panel fits.
+        self.border_subtitle = jump_hint(failure, has_ptx)
 
     def compose(self) -> ComposeResult:
-        yield Static(render_failure(self.failure, self._has_ptx), id="error-text")
+        yield Static(render_failure(self.failure, self._everything), id="error-text")

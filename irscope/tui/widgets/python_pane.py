@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from irscope.core.user_functions import (CALL_LINE, OWN, UserFunction, UserFunctions, function_line_ops, op_place,
-                                         user_functions)
+                                         ready, user_functions)
 from irscope.errors import IrscopeError
 from irscope.tui.widgets.ir_view import MARK_SIGNS, IRView
 
@@ -89,9 +89,14 @@ class PythonPane(IRView):
         self._rows: list[PaneRow] = []
         super().__init__(text, language=language, id=id, first_number=first_number)
         self._rows = [PaneRow(0, first_number + i) for i in range(self.line_count)]
+        if ready(capture):  # opened before: the sections are there at once (a restored cursor may sit in one)
+            self._apply({mode: user_functions(capture, mode) for mode in (OWN, CALL_LINE)})
 
     def on_mount(self) -> None:
-        self.find_functions()
+        if self.functions:
+            self.post_message(self.FunctionsLoaded())
+        else:
+            self.find_functions()
 
     @work(thread=True, group="python-pane", exclusive=True, exit_on_error=False)
     def find_functions(self) -> None:
@@ -103,6 +108,10 @@ class PythonPane(IRView):
         self.app.call_from_thread(self._loaded, got)
 
     def _loaded(self, got: dict[str, UserFunctions]) -> None:
+        self._apply(got)
+        self.post_message(self.FunctionsLoaded())
+
+    def _apply(self, got: dict[str, UserFunctions]) -> None:
         self.functions = got
         texts, rows = pane_rows(got[OWN])
         if len(rows) > len(self._rows) or self.line_count == 0:
@@ -114,7 +123,6 @@ class PythonPane(IRView):
             self.virtual_size = Size(self._gutter_width + widest + 1, len(texts))
             self.set_reactive(IRView.cursor_line, at)
             self.refresh()
-        self.post_message(self.FunctionsLoaded())
 
     # -- where the cursor is ------------------------------------------------------
     @property
@@ -145,9 +153,9 @@ class PythonPane(IRView):
         if fn is None:  # the kernel alone: the core's statement map of the kernel
             unit = self.capture.statement(r.line)
             return [n - self.first_line for n in unit.lines]
-        head = next((ln.statement for ln in fn.lines if ln.line == r.line), r.line)
-        return [i for i, row in enumerate(self._rows)
-                if row.function == fn.index and any(ln.line == row.line and ln.statement == head for ln in fn.lines)]
+        head = fn.lines[r.line - fn.first_line].statement if fn.first_line <= r.line <= fn.last_line else r.line
+        top = self.cursor_line - (r.line - fn.first_line)  # the row of the function's first line
+        return [top + ln.line - fn.first_line for ln in fn.lines if ln.statement == head]
 
     def ops(self, stage: str, index: "StageIndex | None") -> list["Op"] | None:
         """The ops of ``stage`` charged to the cursor's statement; None when unknown yet."""
@@ -185,7 +193,7 @@ class PythonPane(IRView):
         """What the status line says about the charge mode ('' with no helpers)."""
         if not self.helpers:
             return ""
-        return "helpers' ops on their call lines (c)" if self.charge == CALL_LINE else "helpers' ops on their own lines (c)"
+        return "helper ops: call line (c)" if self.charge == CALL_LINE else "helper ops: own lines (c)"
 
     def toggle_charge(self) -> str:
         """Switch the charge mode; returns the new one."""

@@ -52,6 +52,7 @@ class SearchBar(Input):
                          id=id)
         self.keep_open = False
         """Stay shown after enter (the screen hides the bar on its own escape)."""
+        self._title = "search"
 
     @property
     def shown(self) -> bool:
@@ -63,8 +64,8 @@ class SearchBar(Input):
         searched (in the bar's border)."""
         self.value = initial
         self.keep_open = keep_open
-        self.border_title = f"search {pane}" if pane else "search"
-        self.border_subtitle = ""
+        self._title = f"search {pane}" if pane else "search"
+        self.border_title = self._title
         self.add_class("-shown")
         # Focus now, not after the next refresh (what focus() does): keys typed right
         # after "/" are already queued and must reach the bar, not the pane's bindings.
@@ -79,8 +80,9 @@ class SearchBar(Input):
         self.remove_class("-shown")
 
     def show_result(self, text: str) -> None:
-        """Say what the last search found (the border's subtitle), while it stays shown."""
-        self.border_subtitle = text
+        """Say what the last search found (after the pane's name, in the border title),
+        while the bar stays shown."""
+        self.border_title = f"{self._title}: {text}"
 
     @on(Submitted)
     def _submitted(self, event: "SearchBar.Submitted") -> None:

@@ -315,6 +315,39 @@ const Pictures = {
   },
 };
 
+// The failure panel's link: select the line the error names in the Python pane (or
+// show the PTX line a ptxas diagnostic names), scrolled into view and outlined.
+const Failure = {
+  init() {
+    for (const a of document.querySelectorAll("#failure a[data-jump-line], #failure a[data-jump-stage]")) {
+      a.addEventListener("click", (e) => {
+        e.preventDefault();
+        this.jump(a);
+      });
+    }
+  },
+  jump(a) {
+    for (const r of document.querySelectorAll(".row.error-line")) r.classList.remove("error-line");
+    let row = null;
+    let box = null;
+    if (a.dataset.jumpLine) {
+      const line = Number(a.dataset.jumpLine);
+      Linked.select(line, 0);
+      row = Linked.sourceRows.get(`0:${line}`);
+      box = document.getElementById("source");
+    } else {
+      const st = Linked.stages.find((s) => s.name === a.dataset.jumpStage);
+      if (!st) return;
+      row = st.rows[Number(a.dataset.jumpStageLine) - 1];
+      box = st.code;
+    }
+    if (!row || !box) return;
+    row.classList.add("error-line");
+    box.scrollTop = row.offsetTop - box.offsetTop - 40;
+    row.scrollIntoView({ block: "nearest" });
+  },
+};
+
 async function main() {
   const node = document.getElementById("kernel-data");
   if (!node) {
@@ -324,6 +357,7 @@ async function main() {
   const data = JSON.parse(node.textContent);
   Linked.pictures = data.pictures || {};
   await Linked.init(data);
+  Failure.init();
   Timeline.init(JSON.parse(await unpack(data.passes)));
   await Pictures.init(data.pictures || {});
   document.body.dataset.ready = "1";
