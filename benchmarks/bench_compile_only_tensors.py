@@ -25,7 +25,8 @@ Two parts (raw output to docs/data/bench_compile_only_tensors.json):
   (iii) ``python benchmarks/large_model.py --device cpu``: the torch part on real
   tensors in host memory (real random init, the same forward), which is the floor of
   what host-backed stand-in tensors would cost. Its peak RSS is the process's own
-  (``wait4``'s ``ru_maxrss``), its time the whole process's.
+  (``wait4``'s ``ru_maxrss``), its time the whole process's. One run of (i) with the
+  old tree records whether plain fake tensors run the script at all.
 
 Timings on a shared machine are noisy: every figure is a median, old and new runs
 alternate, and each run is recorded in the JSON. Measurement code is
@@ -162,6 +163,17 @@ def _compile_only(extra: tuple[str, ...]) -> Run:
     return r
 
 
+def model_under_old_tree(old_tree: str) -> dict:
+    """One compile-only run of large_model.py with the old tree's plain fake tensors:
+    whether it runs, and irscope's one-line error when it does not."""
+    try:
+        r = _irscope_run(MODEL, old_tree)
+    except SystemExit as exc:  # one_run's way of saying the run failed: its stderr
+        errors = [ln for ln in str(exc).splitlines() if ln.startswith("irscope: error")]
+        return {"ok": False, "error": errors[-1] if errors else str(exc)[-300:]}
+    return {"ok": True, "wall_s": r.wall_s, "child_peak_mib": r.child_peak_mib}
+
+
 def bench_model(runs: int) -> dict:
     """The large model: compile-only, compile-only without the model, host floor; interleaved."""
     cases = {
@@ -222,6 +234,7 @@ def main() -> None:
               f"{t['child_peak_ratio_max']:.3f}x")
     if args.part in ("model", "both"):
         result["model"] = bench_model(args.runs)
+        result["model"]["old_tree"] = model_under_old_tree(os.path.abspath(args.old_tree))
         m = result["model"]
         print(f"model: compile-only {m['compile_only']['wall_s_median']:.1f} s / "
               f"{m['compile_only']['peak_mib_median']:.0f} MiB; host floor {m['host_floor']['wall_s_median']:.1f} s / "

@@ -16,8 +16,8 @@ answers whether Graphviz is fast enough to lay every element out as a table cell
 and where compact mode must start.  (In SVG, dot lays out the frame and
 :mod:`irscope.export.layout_svg` writes the cells; PNG is dot's table.)
 
-``--sizes``: the SVG sizes only, for the size goal: the 64x64 blocked picture
-(text in every cell; goal < 500 KB) and the largest tensor layout of the captures
+``--sizes``: the SVG sizes only, for the size goal: the 64x64 blocked and
+nvmma_shared pictures (text in every cell; goal < 500 KB) and the largest tensor layout of the captures
 in ``tests/data`` (as ``irscope layout BUNDLE KERNEL --op-line N`` draws it).
 """
 
@@ -88,6 +88,8 @@ def sizes() -> int:
 
     svg = render_layout([picture_of(BLOCKED, [64, 64])], "svg")
     print(f"| blocked 64x64, text in every cell | {len(svg) / 1000:.0f} KB |")
+    svg = render_layout([picture_of(NVMMA, [64, 64])], "svg")
+    print(f"| nvmma_shared 64x64, bank and offset in every cell | {len(svg) / 1000:.0f} KB |")
     best = None
     for path in sorted((Path(__file__).resolve().parent.parent / "tests" / "data").glob("*.irscope")):
         with irscope.open(str(path)) as b:

@@ -37,14 +37,13 @@ class Block(nn.Module):
 
     def __init__(self, hidden: int, ffn: int, heads: int, device: str, dtype: torch.dtype) -> None:
         super().__init__()
-        kw = {"device": device, "dtype": dtype, "bias": False}
         self.heads = heads
         self.norm1 = nn.LayerNorm(hidden, device=device, dtype=dtype)
-        self.qkv = nn.Linear(hidden, 3 * hidden, **kw)
-        self.out = nn.Linear(hidden, hidden, **kw)
+        self.qkv = nn.Linear(hidden, 3 * hidden, bias=False, device=device, dtype=dtype)
+        self.out = nn.Linear(hidden, hidden, bias=False, device=device, dtype=dtype)
         self.norm2 = nn.LayerNorm(hidden, device=device, dtype=dtype)
-        self.up = nn.Linear(hidden, ffn, **kw)
-        self.down = nn.Linear(ffn, hidden, **kw)
+        self.up = nn.Linear(hidden, ffn, bias=False, device=device, dtype=dtype)
+        self.down = nn.Linear(ffn, hidden, bias=False, device=device, dtype=dtype)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, s, h = x.shape

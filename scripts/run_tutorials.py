@@ -262,7 +262,10 @@ MEANING = [
     "generation), or this Triton cannot compile for the target on this machine; not an irscope failure.",
     "A failure is an irscope failure when the tutorial runs on that Triton and target on a real GPU "
     "but not under `irscope run` with no GPU: the compile-only environment lacks something the "
-    "tutorial calls.",
+    "tutorial calls, or the script stops at a line that reads tensor values (compile-only tensors are "
+    "fake: shapes and strides, no data) before it launches all its kernels. A timeout is this machine's "
+    "limit (2 cores shared with other work; every autotune config of every specialisation compiles), not "
+    "an irscope failure: the kernels compiled before it are kept and counted.",
 ]
 
 
@@ -275,6 +278,8 @@ def write_section(data: dict, md_path: Path, versions: list[str], tutorials: dic
              "is not in CI), raw results in [data/tutorials.json](data/tutorials.json). Each tutorial runs once "
              "per target, from a scratch folder, under a timeout; matplotlib, pandas and pytest come from "
              "`out/tutorials/deps` on `PYTHONPATH`.\n")
+    L.append("    .venv/bin/python scripts/run_tutorials.py --triton-git triton.git --versions 3.6 --timeout 300\n"
+             "    .venv/bin/python scripts/run_tutorials.py --report-only\n")
     L.append("Tutorials of each version: the commit of Triton's main branch where that release branched, found "
              "by matching the installed wheel's `python/triton/*.py` against main's history:\n")
     for v in versions:
@@ -350,6 +355,7 @@ def main() -> int:
     ap.add_argument("--json", default=str(ROOT / "docs" / "data" / "tutorials.json"))
     ap.add_argument("--md", default=str(ROOT / "docs" / "coverage.md"))
     ap.add_argument("--force", action="store_true", help="run again what is recorded")
+    ap.add_argument("--deadline", default=None, help="HH:MM (local time): start no run after it")
     ap.add_argument("--report-only", action="store_true", help="run nothing; rebuild the report")
     a = ap.parse_args()
 
@@ -400,6 +406,9 @@ def main() -> int:
                     if NOT_SUPPORTED.get((f.name[:2], v, t)) or NOT_SUPPORTED.get((f.name[:2], v, "*")):
                         continue
                     if k in data["runs"] and not a.force:
+                        continue
+                    if a.deadline and f"{_dt.datetime.now():%H:%M}" >= a.deadline:
+                        log(f"[{v}] {f.name} {t}: not started (past --deadline {a.deadline})")
                         continue
                     b = bundle_for(v, f.name, t)
                     b.unlink(missing_ok=True)

@@ -222,3 +222,17 @@ async def test_pass_stepper_of_a_frontend_failure_says_why_it_has_no_passes():
         assert "stages with pass snapshots: none" in about
         assert "failed in the frontend (Python to TTIR) before any pass ran" in about
         assert "NameError('undefined_name is not defined')" in about
+
+
+@pytest.mark.slow
+def test_compile_spec_that_misfits_the_kernel_is_one_line_and_adds_no_run(tmp_path):
+    # The child finds it (the file is run to read the kernel's parameters): still one line,
+    # no `SystemExit:`, nothing echoed besides it, and no run left in the bundle.
+    bundle = tmp_path / "b.irscope"
+    shutil.copy(LEARNER, bundle)
+    runs = json.loads(irscope("ls", bundle, "--runs", "--json", check=True).stdout)
+    p = irscope("compile", f"{BAD}::frontend_kernel", "--signature", "x_ptr:*i32,y:i32", "--constexpr", "BLOCK=128",
+                "-o", bundle)
+    assert p.returncode == 3
+    assert p.stderr.strip() == "irscope: error: frontend_kernel has no parameter y (it has: x_ptr, BLOCK)"
+    assert json.loads(irscope("ls", bundle, "--runs", "--json", check=True).stdout) == runs

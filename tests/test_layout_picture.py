@@ -28,7 +28,6 @@ from irscope.export.layout_op import module_layouts, op_layouts
 from irscope.export.layout_picture import parse_shape, picture_of
 
 SVG = "{http://www.w3.org/2000/svg}"
-XLINK = "{http://www.w3.org/1999/xlink}"
 BUNDLE = Path(__file__).parent / "data" / "samples_sm90.irscope"
 BLOCKED = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
 NVMMA = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"

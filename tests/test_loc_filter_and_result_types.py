@@ -93,3 +93,31 @@ def test_layout_labels_the_loaded_values_f16(tmp_path, attn):
     irscope("layout", LEARNER, "_attn_fwd", "--variant", "0", "--op-line", line, "-o", svg, check=True)
     shown = svg.read_text()
     assert "tensor&lt;128x64xf16, #blocked&gt;" in shown and "128x64x!tt.ptr" not in shown
+
+
+def test_op_details_show_the_loaded_type():
+    """The kernel view's op details list the result types the op defines."""
+    from irscope.tui.widgets.op_details import op_detail
+    from irscope.tui.widgets.stage_tabs import view_stages
+
+    with open_bundle(str(LEARNER)) as b:
+        cap = b.captures("_attn_fwd")[0]
+        module = cap.stage("ttgir").module
+        op = next(o for o in module.ops() if o.name == "tt.load"
+                  and "tensor<128x64x!tt.ptr<f16>, #blocked>" in o.text)
+        detail = op_detail(cap, "ttgir", op, module, view_stages(cap.stages), grid_cols=16)
+    assert detail.result_types == ["tensor<128x64xf16, #blocked>"]
+    assert detail.operand_types == ["tensor<128x64x!tt.ptr<f16>, #blocked>"]
+
+
+def test_def_use_gives_the_loaded_type(attn):
+    """The core's def-use (``irscope show``, the op graph) types a load's value by what
+    it holds."""
+    from irscope.ir.values import def_use
+
+    module, _ = attn
+    function = module.functions[0]
+    du = def_use(function)
+    op = next(o for o in function.ops() if o.name == "tt.load"
+              and "tensor<128x64x!tt.ptr<f16>, #blocked>" in o.text)
+    assert [r.type_text for r in du.results(op)] == ["tensor<128x64xf16, #blocked>"]

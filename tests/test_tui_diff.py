@@ -199,13 +199,15 @@ async def test_n_moves_to_the_next_change_and_both_sides_follow(compared):
         a.cursor_line = starts[3]
         await pilot.pause()
         assert b.cursor_line == starts[3]
-        # scrolling one side scrolls the other
-        a.scroll_to(y=7, animate=False, immediate=True)
+        # scrolling one side scrolls the other (to rows that keep the cursor in view: a
+        # pane keeps its cursor visible when the details line under it grows)
+        top = starts[3] - 1
+        a.scroll_to(y=top, animate=False, immediate=True)
         await pilot.pause()
-        assert b.scroll_y == a.scroll_y == 7
-        b.scroll_to(y=2, animate=False, immediate=True)
+        assert b.scroll_y == a.scroll_y == top
+        b.scroll_to(y=top - 1, animate=False, immediate=True)
         await pilot.pause()
-        assert a.scroll_y == 2
+        assert a.scroll_y == b.scroll_y == top - 1
 
 
 @run_async
@@ -368,3 +370,27 @@ async def test_pipeline_tab(compared):
         assert want and len(rows) == want
         effect = next(e for s in cmp.passes.stages for e in s.effect_changed)
         assert any(r[1] == "effect" and r[2] == effect.name for r in rows)
+
+
+def test_diff_pass_tui_names_the_pass_stage(monkeypatch):
+    """``irscope diff A B --pass N --tui`` opens the app on the pass's stage (ttgir, shown
+    as "Triton GPU IR"), not on the format its snapshots are read as (mlir)."""
+    seen = {}
+
+    async def drive(app):
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            seen["stages"] = list(app.screen.comparison.stages)
+            seen["bar"] = str(app.screen.query_one("#stage-bar").render())
+
+    def fake_tui(cmp, a, b, passes):
+        asyncio.run(drive(diff_cmd.tui_app(cmp, a, b, passes=passes)))
+        return 0
+
+    monkeypatch.setattr(diff_cmd, "_tui", fake_tui)
+    with open_bundle(str(BUNDLE)) as b:
+        index = next(p.index for p in b.capture("matmul_kernel", variant=0).passes(stage="ttgir"))
+    spec = str(BUNDLE) + ":matmul_kernel"
+    assert cli_main(["diff", spec + "#0", spec + "#1", "--pass", str(index), "--tui"]) == 0
+    assert seen["stages"] == ["ttgir"]
+    assert "Triton GPU IR" in seen["bar"] and "mlir" not in seen["bar"]

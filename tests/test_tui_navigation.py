@@ -362,3 +362,17 @@ def test_every_navigation_binding_is_listed_with_an_id():
     assert all(b.id for b in KernelNavigation.BINDINGS + PassAbout.BINDINGS)
     assert {b.id for b in KernelNavigation.BINDINGS} == {"kernel.toggle_loc", "kernel.widen_ir",
                                                          "kernel.narrow_ir"}
+
+
+@run_async
+async def test_plus_makes_the_ir_pane_taller_when_the_panes_stack():
+    app = new_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_kernel(pilot)
+        assert screen.has_class("-narrow")
+        src, ir = screen.query_one("#source-pane"), screen.query_one("#stage-pane")
+        assert src.size.width == ir.size.width  # stacked: both full width
+        start = ir.size.height
+        await pilot.press("plus", "plus")
+        await settle(pilot, 1)
+        assert ir.size.height > start and src.size.width == ir.size.width

@@ -10,13 +10,21 @@ and look at the new SVGs before keeping them.
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input
 
 from irscope.tui.app import make_app
 
 from conftest import DATA
 
-BUNDLE = DATA / "learner_sm90.irscope"
+BUNDLE = "learner_sm90.irscope"
+"""Opened from tests/data (the ``in_data`` fixture), so the panel's ``irscope cat`` line
+names the bundle as a user who opened it there would see it, on any checkout."""
+
+
+@pytest.fixture(autouse=True)
+def in_data(monkeypatch):
+    monkeypatch.chdir(DATA)
 
 
 async def _settle(pilot) -> None:

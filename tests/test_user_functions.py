@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from irscope.compiler.stages import STAGES
 from irscope.core import open_bundle
 from irscope.core.user_functions import CALL_LINE, OWN, function_line_ops, op_place, user_functions
 from irscope.errors import IrscopeError
@@ -84,6 +85,8 @@ def test_charging_helpers_to_the_call_line_moves_their_ops_and_keeps_the_totals(
             want = own.kernel.count(line, stage) + sum(h.total(stage) for h in reaching)
             assert charged.kernel.count(line, stage) == want, (line, stage)
             assert want > own.kernel.count(line, stage)
+            if not STAGES[stage].line_links:  # `show --call-sites` follows the same chains
+                assert want == len(cap.ops_at_line(line, call_sites=True)[stage]), (line, stage)
 
 
 def test_the_ops_of_a_helper_line_and_where_an_op_is_charged(rmsnorm):
@@ -109,6 +112,65 @@ def test_a_kernel_with_no_helpers_is_its_own_only_section():
         uf = user_functions(b.capture("add_kernel"))
     assert len(uf.functions) == 1 and uf.kernel.name == "add_kernel"
     assert uf.to_json()["functions"][0]["name"] == "add_kernel"
+
+
+HELPER_MODULE = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def _twice(x):
+    return _plus_one(x) * 2.0
+
+
+@triton.jit
+def _plus_one(x):
+    return x + 1.0
+"""
+
+TWO_FILE_KERNEL = """import torch
+import triton
+import triton.language as tl
+from helper_module import _twice
+
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+@triton.jit
+def twice_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, _twice(x))
+
+
+x = torch.randn(128, device=DEVICE)
+twice_kernel[(1,)](x, torch.empty_like(x), BLOCK=128)
+"""
+
+
+@pytest.mark.slow
+def test_a_helper_in_another_file_is_stored_and_named_by_its_file(tmp_path):
+    (tmp_path / "helper_module.py").write_text(HELPER_MODULE)
+    (tmp_path / "two_files.py").write_text(TWO_FILE_KERNEL)
+    out = tmp_path / "two.irscope"
+    irscope("run", "two_files.py", "-o", out.name, "-q", "--no-open", check=True, cwd=tmp_path)
+    (tmp_path / "helper_module.py").unlink()
+    with open_bundle(str(out)) as b:
+        cap = b.capture("twice_kernel")
+        own, charged = user_functions(cap), user_functions(cap, CALL_LINE)
+    assert [f.name for f in own.functions] == ["twice_kernel", "_twice", "_plus_one"]
+    twice, plus = own.helpers
+    assert twice.file.endswith("helper_module.py") and twice.file != cap.file
+    assert (twice.first_line, twice.last_line) == (6, 7) and twice.lines[1].text == "    return _plus_one(x) * 2.0"
+    assert twice.heading().startswith("_twice  ") and "helper_module.py:6-7" in twice.heading()
+    call = cap.source.first_line + 3  # tl.store(out_ptr + offs, _twice(x))
+    # the nested helper charges to the outermost call, in the kernel
+    assert twice.call_lines == plus.call_lines == (call,)
+    assert (plus.first_line, plus.last_line) == (11, 12)
+    assert twice.count(7, "ttgir") > 0 and plus.count(12, "ttgir") > 0
+    assert charged.kernel.count(call, "ttgir") == \
+        own.kernel.count(call, "ttgir") + twice.count(7, "ttgir") + plus.count(12, "ttgir")
+    assert charged.helpers[0].total("ttgir") == charged.helpers[1].total("ttgir") == 0
 
 
 @pytest.mark.slow

@@ -195,8 +195,9 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
     finally:
         verdict = judge(outcomes, interrupted, noun, strict, python=req.python)
         mode, run_targets = resolved_mode(outcomes)
-        bundle.finish_run(run_id, complete=verdict.complete, status=verdict.status, error=verdict.problem,
-                          mode=mode, targets=run_targets)
+        if not (verdict.discard and not stored and bundle.discard_run(run_id)):
+            bundle.finish_run(run_id, complete=verdict.complete, status=verdict.status, error=verdict.problem,
+                              mode=mode, targets=run_targets)
     bundle.close()
     rows = []
     details: dict[int, str | None] = {}
@@ -218,7 +219,7 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
             _print_detail(console, c, details.get(c.id))
     for note in dict.fromkeys(n for r in rows for n in r.notes):
         console.print(Text.assemble(("note: ", "yellow"), note), highlight=False)
-    if output_exists:
+    if output_exists and not (verdict.discard and not stored):  # a discarded run: the error line says all
         size = os.path.getsize(output)
         console.print(Text(f"bundle: {output} ({human_bytes(size)}, {len(rows)} capture(s) added)"), highlight=False)
     code = _exit_code(verdict, rows, console)
@@ -287,6 +288,7 @@ class Verdict:
     fatal: bool = False  # a non-zero exit even with kernels captured
     note: str | None = None  # an expected outcome, said once
     exit_code: int = 0
+    discard: bool = False  # a run that did nothing (a compile spec that misfits the kernel): not recorded
 
 
 def judge(outcomes, interrupted: bool, noun: str = "script", strict: bool = False, python: str | None = None) -> Verdict:
@@ -314,7 +316,8 @@ def judge(outcomes, interrupted: bool, noun: str = "script", strict: bool = Fals
                 text += f"; the kernel it was compiling is kept as a failed capture"
             return Verdict(text, status, False, True, exit_code=EXIT_SCRIPT_FAILED)
         if err and err.get("type") == "CompileSpecError":  # irscope compile: the spec misfits the kernel
-            return Verdict(str(err.get("message")), "failed", True, True, exit_code=EXIT_SCRIPT_FAILED)
+            return Verdict(str(err.get("message")), "failed", True, True, exit_code=EXIT_SCRIPT_FAILED,
+                           discard=True)
         if err:
             # (irscope compile: the frame is irscope's own helper, not the user's file)
             where = f" at {err['where']}" if err.get("where") and noun == "script" else ""

@@ -17,6 +17,8 @@ from irscope.compiler.stages import display_name
 if TYPE_CHECKING:
     from irscope.core.capture import Capture
 
+LAUNCH_STAGE = "launch"
+"""The failed stage of a capture whose launch Triton refused (it compiled)."""
 _SUMMARY_AT = re.compile(r"^\S+ at (?P<file>[^\s:]+):(?P<line>\d+):")
 
 
@@ -49,6 +51,14 @@ class Failure:
         if self.line is None:
             return None
         return f"{os.path.basename(self.file or '?')}:{self.line}"
+
+    @property
+    def headline(self) -> str:
+        """What happened, where: ``Compile failed in the frontend (Python to TTIR) at
+        bad_kernels.py:15``; ``Launch refused`` for a launch Triton refused after compiling."""
+        if self.stage == LAUNCH_STAGE:
+            return "Launch refused: the kernel compiled, Triton refused to launch it"
+        return f"Compile failed in {self.failed_in}" + (f" at {self.where}" if self.where else "")
 
     @property
     def failed_in(self) -> str:

@@ -5,8 +5,12 @@ The schema (also what ``--format json`` prints):
 
 - ``graph.graph``: ``title``, ``kind`` (``stage``, ``pipeline``, ``lineage``),
   ``notes`` (list of lines), ``rankdir`` (``TB``/``LR``), ``legend`` (list of
-  ``[name, colour]``) and ``clusters``: cluster id -> ``{"label", "parent"
+  ``[name, colour]``, one per colour that means something; colour ``""`` for an
+  entry that is words alone) and ``clusters``: cluster id -> ``{"label", "parent"
   (cluster id or None), "kind", "fill"}``; parents come before their children.
+  Optional layout hints: ``same_rank`` (lists of nodes kept on one rank, left to
+  right), ``ranksep``, ``node_height``, ``node_fontsize`` (DOT's, as numbers); the
+  pipeline adds ``columns`` (its columns, node ids top to bottom).
 - a node: ``label`` (list of lines, the first drawn bold), ``cluster`` (id or
   None), ``fill``, ``shape`` (``box``, ``ellipse``, ``box3d``, ``note``...),
   ``style`` (``filled``, ``dashed``...), ``border``, ``penwidth``, ``fontcolor``,

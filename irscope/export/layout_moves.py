@@ -17,7 +17,6 @@ The layout picture marks each moving element by its kind and counts them in the 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 from .layout_picture import LayoutPicture
@@ -61,8 +60,3 @@ def conversion_moves(pictures: Sequence[LayoutPicture], sources: int) -> dict[in
         if src is not None and res.layout is not None:
             out[b] = owner_moves(src, res)
     return out
-
-
-def move_counts(moves: dict[tuple[int, ...], str]) -> Counter:
-    """How many elements move, by kind."""
-    return Counter(moves.values())

@@ -2,7 +2,7 @@
 
 A layout picture is a plain grid, and dot's own drawing of an HTML table costs about
 330 bytes a cell (a group, a link, a polygon with five points, a text with its font
-attributes), so a 64x64 picture came to 1.4 MB. Here dot still lays the picture out
+attributes): 1.4 MB for a 64x64 picture. Here dot still lays the picture out
 (title, summary, legend, the arrows between tensors), with one empty placeholder cell
 of the grid's exact size per picture (:func:`grid_size`); :func:`inline_grids` then
 replaces each placeholder in dot's SVG with the grid drawn here:

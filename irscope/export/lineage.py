@@ -84,7 +84,7 @@ def lineage_graph(capture, line: int) -> OpGraph:
     # Node fills are dialects (as in stage graphs); the links are told apart by line style.
     dialects = {d: dialect_fill(d) for s in stages for d in dict.fromkeys(op.dialect or s for op in per_stage[s])}
     g.graph["legend"] = [[d, c] for d, c in list(dialects.items())[:12]] + [
-        ["op-exact link: solid", "#555555"], ["by location: dashed", "#555555"], ["by line: dotted", "#555555"]]
+        ["links: op-exact solid", ""], ["by location dashed", ""], ["by line dotted", ""]]
     return OpGraph(g, list(g.graph["notes"]), sum(len(per_stage[s]) for s in stages))
 
 

@@ -1,10 +1,14 @@
 """The pass pipeline of one capture as a graph: the compilation flow a learner holds
 against Triton's architecture diagram.
 
-Stages are clusters and passes are nodes, in order, each annotated with the ops it
-added, removed, changed and moved (:class:`irscope.core.pass_steps.PassStep`) and its
-time; passes that left the IR alone are greyed. Stages without passes (PTX, cubin,
-SASS) follow as single nodes. With ``other`` (another capture), passes that only
+Stages are clusters and passes are nodes, each annotated with the ops it added,
+removed, changed and moved (:class:`irscope.core.pass_steps.PassStep`) and its time;
+passes that left the IR alone are greyed. The passes are laid out in columns read
+left to right, each top to bottom, in the order they ran (:func:`_grid`): each stage
+starts a column, a pass run inside another (the step's ``parent``/``depth``) sits
+under its parent in a ``nested`` cluster and never leaves its column, stages without
+passes (PTX, cubin, SASS) share the last column, and the rows per column are those
+that make the picture fit :data:`SCREEN_PT` with the least zoom. With ``other`` (another capture), passes that only
 one capture ran are marked, from :func:`irscope.diff.pipeline.pipeline_delta`: runs
 only this capture has are green, runs only the other has are drawn in red in a
 cluster of their own inside their stage, and paired runs whose effect differs are
@@ -126,8 +130,8 @@ def pipeline_graph(capture, other=None) -> OpGraph:
         stage_units.append((stage, units))
         if ghost_keys:  # the other capture's runs: a column group of their own, inside the stage
             stage_units.append((stage, [[k] for k in ghost_keys]))
+    g.graph["notes"] = notes  # (before the grid: the notes' lines count in its height)
     _grid(g, stage_units)
-    g.graph["notes"] = notes
     g.graph["legend"] = [["changed the IR", _CHANGED_FILL], ["unchanged", GREY_FILL]] + (
         [["only here", STATUS["only-here"][0]], ["only in the other", STATUS["only-other"][0]],
          ["effect differs", STATUS["effect-differs"][0]]] if other is not None else [])
@@ -195,8 +199,9 @@ def _estimate(g, cols: list[list[str]]) -> tuple[float, float]:
     for col in cols:
         nests = {g.nodes[n].get("cluster") for n in col} - {None}
         nested = sum(1 for c in nests if clusters.get(c, {}).get("kind") != "stage")
-        height = max(height, len(col) * _ROW_PT + 26 * (1 + nested))
-    return width, height + 40 + 14 * (2 + len(g.graph.get("notes", [])))
+        rows = sum(_ROW_PT + 11 * max(0, len(g.nodes[n].get("label") or ()) - 2) for n in col)
+        height = max(height, rows + 26 * (1 + nested))
+    return width, height + 80 + 14 * (2 + len(g.graph.get("notes", [])))
 
 
 def _grid(g, stage_units: list[tuple[str, list[list[str]]]]) -> None:
@@ -206,6 +211,7 @@ def _grid(g, stage_units: list[tuple[str, list[list[str]]]]) -> None:
     source sits on top of the first stage's first column. Edges join the nodes of a
     column (they set the layout); the columns read left to right."""
     groups: list[list[list[str]]] = []
+    stages: list[str] = []  # the stage of each group
     singles: list[str] = []
     source = False
     for stage, units in stage_units:
@@ -217,10 +223,13 @@ def _grid(g, stage_units: list[tuple[str, list[list[str]]]]) -> None:
             continue
         if singles:
             groups.append([[k] for k in singles])
+            stages.append("")
             singles = []
         groups.append(units)
+        stages.append(stage)
     if singles:
         groups.append([[k] for k in singles])
+        stages.append("")
     if source:  # kept whole with the first unit, so it tops the first column
         groups = [[[SOURCE, *groups[0][0]], *groups[0][1:]], *groups[1:]] if groups else [[[SOURCE]]]
     longest = max((len(u) for units in groups for u in units), default=1)
@@ -240,7 +249,8 @@ def _grid(g, stage_units: list[tuple[str, list[list[str]]]]) -> None:
     # The column tops on one rank, in reading order (dot would otherwise reorder
     # columns to shorten edges). The first stage's columns start one row lower, under
     # the source, so that its cluster does not reach up around the source.
-    first = len(_columns(groups[:1], rows)) if source else 0
+    lead = next((i for i, st in enumerate(stages) if st != stages[0]), len(stages)) if stages else 0
+    first = len(_columns(groups[:lead], rows)) if source else 0  # the first stage's columns
     tops = [c[0] for c in cols[:1]] + [c[0] for c in cols[max(1, first):]]
     same = [tops]
     if first > 1 and len(cols[0]) > 1:

@@ -103,8 +103,10 @@ def _graph_label(g) -> str:
         rows.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="10">{_text(n)}</FONT></TD></TR>')
     legend = g.graph.get("legend") or []
     if legend:
-        cells = "".join(f'<TD BGCOLOR="{_colour(c)}" BORDER="1" COLOR="#777777" WIDTH="14" HEIGHT="10" '
-                        f'FIXEDSIZE="TRUE"> </TD><TD ALIGN="LEFT"><FONT POINT-SIZE="10">{_text(name)}  </FONT></TD>'
+        # An entry without a colour (a line style of the lineage's links) is its words alone.
+        cells = "".join((f'<TD BGCOLOR="{_colour(c)}" BORDER="1" COLOR="#777777" WIDTH="14" HEIGHT="10" '
+                         f'FIXEDSIZE="TRUE"> </TD>' if c else "")
+                        + f'<TD ALIGN="LEFT"><FONT POINT-SIZE="10">{_text(name)}  </FONT></TD>'
                         for name, c in legend)
         # A nested table is stretched to its cell (the notes are wider) unless it is
         # fixed: its width is estimated from the names, generously (Helvetica 10 pt).

@@ -165,14 +165,15 @@ def _result_types(op: Op) -> list[str]:
     LLVM IR instruction says it defines."""
     if not op.results:
         return []
-    from .types import instruction_result_type, parse_op_types
+    from .result_types import op_result_types
+    from .types import instruction_result_type
 
     if not op.types and op.dialect == DIALECT_LLVM:
         t = instruction_result_type(op.text)
         return [t.raw if t is not None else ""] * len(op.results)
     if not op.types:
         return [""] * len(op.results)
-    got = parse_op_types(op.types, num_results=len(op.results)).results
+    got = op_result_types(op)  # what the op defines: tt.load's pointee, not its printed pointer type
     texts = [t.raw for t in got]
     if len(texts) == 1 and len(op.results) > 1:
         texts *= len(op.results)

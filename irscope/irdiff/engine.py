@@ -8,7 +8,8 @@
    quadratic). Keys ignore value names, so the alignment survives renaming.
 3. In each gap the alignment leaves, ops of the same name pair up as *changed*.
    Ops left over anywhere in a function that have the same key pair up as
-   *moved*; the rest are *added* or *removed*.
+   *moved*; the rest are *added* or *removed*. Constants pair by type and value,
+   never by name alone (:mod:`.constants`).
 4. A value map built from every pair (results, block and function arguments, by
    position; llvm-diff's idea) then checks each pair's operands: a pair whose
    operands are not the mapped values (rewired dataflow, swapped operands) is
@@ -17,7 +18,6 @@
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -28,6 +28,7 @@ from irscope.ir.python_lines import python_line
 from irscope.compiler.stages import FAMILY_MLIR, STAGES
 
 from .align import align
+from .constants import is_constant as _is_constant, pair_leftover_constants
 from .keys import EncodingPair, Keys, canonical_name, pair_encodings
 from .model import ADDED, CHANGED, MOVED, REMOVED, Change, OpRef, StageDiff
 
@@ -246,15 +247,6 @@ def _diff_regions(x: Op, y: Op, keys_a: Keys, keys_b: Keys, p: _Pairing) -> None
         p.only_b.extend(o2 for o in body for o2 in o.walk())
 
 
-CONSTANT_OPS = frozenset({"arith.constant", "llvm.mlir.constant"})
-"""Ops that only name a value: two of them are one op changed only when they share a
-type or a value (a constant of another type and value is another constant)."""
-
-
-def _is_constant(op: Op) -> bool:
-    return op.name in CONSTANT_OPS and not op.regions
-
-
 def _pair_gap(gap_a: list[Op], gap_b: list[Op], p: _Pairing, keys_a: Keys, keys_b: Keys
               ) -> list[tuple[Op, Op, str]]:
     """Within one gap: ops of one name pair in order (a changed op); the rest wait
@@ -341,78 +333,21 @@ def _pair_moves(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
 
 
 def _pair_constants(p: _Pairing, keys_a: Keys, keys_b: Keys) -> None:
-    """The constants of each gap that neither an equal constant of the gap nor the
-    move pass took, within one function: a tensor of the same type (its value
-    changed), then one of the same value and shape (its layout changed), then one of
-    the same value and element type (its shape changed), in order. The rest stay
-    added and removed: a scalar of another value, or a constant of another type and
-    value, is another constant (``%c64_i32`` is no edit of ``%c32_i32``)."""
+    """The constants of each function that neither an equal constant of their gap nor
+    the move pass took, paired by :func:`.constants.pair_leftover_constants`."""
     if not p.constants:
         return
     open_a, open_b = {id(x) for x in p.only_a}, {id(y) for y in p.only_b}
     paired: set[int] = set()
     for gap_a, gap_b in p.constants:
-        xs = [x for x in gap_a if id(x) in open_a]
-        ys = [y for y in gap_b if id(y) in open_b]
-        for part in (_constant_tensor_type, _constant_shape_value, _constant_element_value):
-            if not xs or not ys:
-                break
-            waiting: dict[str, list[Op]] = defaultdict(list)
-            for y in ys:
-                waiting[part(y, keys_b)].append(y)
-            still = []
-            for x in xs:
-                peers = waiting.get(part(x, keys_a))
-                if peers:
-                    y = peers.pop(0)
-                    p.pairs.append((x, y, RENAMED))
-                    paired.update((id(x), id(y)))
-                else:
-                    still.append(x)
-            xs = still
-            ys = [y for y in ys if id(y) not in paired]
+        got = pair_leftover_constants([x for x in gap_a if id(x) in open_a],
+                                      [y for y in gap_b if id(y) in open_b], keys_a, keys_b)
+        for x, y in got:
+            p.pairs.append((x, y, RENAMED))
+            paired.update((id(x), id(y)))
     if paired:
         p.only_a = [x for x in p.only_a if id(x) not in paired]
         p.only_b = [y for y in p.only_b if id(y) not in paired]
-
-
-def _constant_type(op: Op, keys: Keys) -> str:
-    """A constant's result type, encodings as the shared tokens."""
-    return keys._key(op.types) if op.types else ""
-
-
-def _constant_tensor_type(op: Op, keys: Keys) -> str:
-    """A tensor constant's type; a scalar's type and value (scalars pair by value)."""
-    t = _constant_type(op, keys)
-    return t if t.startswith("tensor<") else t + " = " + _constant_value(op, keys)
-
-
-_ENCODING = re.compile(r",\s*#[\w.]+(?:<\{[^}]*\}>)?")
-
-
-def _constant_shape(op: Op, keys: Keys) -> str:
-    """A constant's result type without its encoding (``tensor<64x64xf16>``)."""
-    return _ENCODING.sub("", _constant_type(op, keys))
-
-
-def _constant_shape_value(op: Op, keys: Keys) -> str:
-    return _constant_shape(op, keys) + " = " + _constant_value(op, keys)
-
-
-def _constant_element_value(op: Op, keys: Keys) -> str:
-    """A constant's value and element type (``f32 = dense<0.0>``), whatever its shape."""
-    shape = _constant_shape(op, keys)
-    element = shape[shape.rfind("x") + 1:].rstrip(">") if shape.startswith("tensor<") else shape
-    return element + " = " + _constant_value(op, keys)
-
-
-def _constant_value(op: Op, keys: Keys) -> str:
-    """A constant's value: its key after the op name, without the result type."""
-    key = keys(op)
-    suffix = " : " + _constant_type(op, keys)
-    if op.types and key.endswith(suffix):
-        key = key[:-len(suffix)]
-    return key.split(op.name, 1)[-1].strip()
 
 
 # ------------------------------------------------------------ value map

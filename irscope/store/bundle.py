@@ -358,6 +358,17 @@ class Bundle:
         assert cur.lastrowid is not None  # set by the INSERT just made
         return cur.lastrowid
 
+    def discard_run(self, run_id: int) -> bool:
+        """Remove a run that stored no capture (an ``irscope compile`` whose spec did not
+        fit the kernel: it compiled nothing, so the bundle keeps no trace of it). False,
+        and nothing removed, when the run holds captures."""
+        with self._tx():
+            for table in ("captures", "packs"):  # (two constant names, not input)
+                if self.conn.execute(f"SELECT 1 FROM {table} WHERE run_id=? LIMIT 1", (run_id,)).fetchone():
+                    return False
+            self.conn.execute("DELETE FROM runs WHERE id=?", (run_id,))
+        return True
+
     def finish_run(self, run_id: int, *, complete: bool, status: str, error: str | None = None,
                    mode: str | None = None, targets: list[str] | None = None) -> None:
         """Close a run: ``complete`` only when it ended normally. ``mode`` and

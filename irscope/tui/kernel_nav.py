@@ -104,7 +104,7 @@ class KernelNavigation(Screen):
         if ident == "details":
             return "op details"
         if ident == "error-panel":  # a failed capture's error (widgets/error_panel.py)
-            return "error"
+            return "error panel"
         if ident == "search":
             return "search"
         return ""

@@ -21,7 +21,9 @@ _LOC_START = re.compile(r"(?:(?<=\s)|^)loc\(")
 
 def is_loc_line(line: str) -> bool:
     """Whether ``line`` is an MLIR location alias definition (``#loc3 = loc(...)``)."""
-    return line.lstrip().startswith("#loc") and _LOC_LINE.match(line) is not None
+    # Most lines fail the cheap test (the table is at module level: no indent).
+    return (line.startswith("#loc") or (line[:1].isspace() and line.lstrip().startswith("#loc"))) \
+        and _LOC_LINE.match(line) is not None
 
 
 def _group_end(text: str, start: int) -> int:

@@ -31,7 +31,6 @@ def failure_panel(failure: "Failure | None", stages: set[str]) -> str:
     shows that stage). The page's script selects the line on a click."""
     if failure is None:
         return ""
-    where = f" at {failure.where}" if failure.where else ""
     jump = ""
     if failure.line is not None:
         jump = (f'<p class="jump"><a href="#line={failure.line}" data-jump-line="{failure.line}">'
@@ -40,7 +39,7 @@ def failure_panel(failure: "Failure | None", stages: set[str]) -> str:
         jump = (f'<p class="jump"><a href="#ptx-line={failure.ptx_line}" data-jump-stage="{PTX}" '
                 f'data-jump-stage-line="{failure.ptx_line}">Show PTX line {failure.ptx_line}</a></p>')
     lines = "\n".join(failure.lines)
-    return (f'<section id="failure" class="failure"><h2>Compile failed in {esc(failure.failed_in)}{esc(where)}</h2>'
+    return (f'<section id="failure" class="failure"><h2>{esc(failure.headline)}</h2>'
             f'<p class="error-line">{esc(failure.error)}</p>'
             f'<pre class="telling">{esc(lines)}</pre>{jump}'
             f'<p class="note">All of it, with the traceback: <code>irscope cat BUNDLE KERNEL --stage error</code>'

@@ -108,15 +108,14 @@ class BrowserScreen(Screen):
         arrow = "\u2193" if self.sort_reverse else "\u2191"
         header = dict(BROWSER_COLUMNS)[self.sort_key]
         parts = [f"{len(self.shown)} of {len(self.rows)} captures", f"sorted by {header} {arrow}"]
-        if self.filter_text:
-            parts.append(f"filter: {self.filter_text}")
+        if self.filter_text.strip():
+            parts.append(f"filter: {self.filter_text.strip()}")
         if self.marked:
             parts.append(f"marked: {', '.join('#' + str(i) for i in self.marked)}"
                          + ("  (d: diff them)" if len(self.marked) == 2 else ""))
         else:
             parts.append("space marks two captures, d diffs them")
-        self.query_one("#browser-status", StatusLine).update(
-            Text("  |  ".join(parts), no_wrap=True, overflow="ellipsis"))
+        self.query_one("#browser-status", StatusLine).update_fields(parts)
 
     def current_row(self) -> BrowserRow | None:
         """The row under the table's cursor, or None when the table is empty."""

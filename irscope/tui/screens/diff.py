@@ -57,6 +57,10 @@ def elide_common(a: str, b: str, keep: int = 16) -> tuple[str, str]:
     return a[:head] + "…" + a[cut:], b[:head] + "…" + b[cut:]
 
 
+_TAB_FOCUS = {"tab-ir": "#pane-b", "tab-meta": "#diff-meta", "tab-lines": "#diff-lines", "tab-passes": "#diff-passes"}
+"""What each tab focuses when a key shows it."""
+
+
 def _count(n: int, style: str) -> Text:
     return Text(str(n), style=style if n else "dim", justify="right")
 
@@ -157,6 +161,8 @@ class DiffScreen(Screen):
             # the first stage that changed, else the first
             changed = [s for s in stages if self.comparison.stages[s].changes]
             self.stage = (changed or stages)[0]
+            # The keys a reader needs first (arrows, enter on a run) act on the change list.
+            self.query_one("#pane-b", IRView).focus()
         else:
             self.query_one("#stage-bar", Static).update(Text("no IR stage in common"))
 
@@ -319,7 +325,7 @@ class DiffScreen(Screen):
             return
         i = stages.index(self.stage) if self.stage in stages else 0
         self.stage = stages[(i + step) % len(stages)]
-        self.query_one(TabbedContent).active = "tab-ir"
+        self.action_tab("tab-ir")
 
     def action_next_stage(self) -> None:
         """Show the next stage in the IR tab."""
@@ -330,8 +336,10 @@ class DiffScreen(Screen):
         self._cycle(-1)
 
     def action_tab(self, tab: str) -> None:
-        """Switch to a tab."""
+        """Switch to a tab, and focus what it shows (a focused widget left in a hidden
+        tab would switch the tabs back)."""
         self.query_one(TabbedContent).active = tab
+        self.query_one(_TAB_FOCUS.get(tab, "#pane-b")).focus()
 
     def action_toggle_all_fields(self) -> None:
         """List every metadata field, or only those that differ."""
@@ -355,7 +363,7 @@ class DiffScreen(Screen):
 
     def _step(self, step: int) -> None:
         panes = self.query_one(DiffPanes)
-        self.query_one(TabbedContent).active = "tab-ir"
+        self.action_tab("tab-ir")
         if panes.hits():
             panes.goto_hit(step)
         elif not panes.goto_change(step):
@@ -364,6 +372,7 @@ class DiffScreen(Screen):
 
     def action_search(self) -> None:
         """Search both sides' rows."""
+        # (no focus move here: the search bar takes the focus at once)
         self.query_one(TabbedContent).active = "tab-ir"
         self.query_one(SearchBar).open(self.query_one("#pane-b", IRView).search_query)
 

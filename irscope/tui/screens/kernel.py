@@ -35,7 +35,7 @@ from irscope.tui.widgets.python_pane import PythonPane
 from irscope.tui.widgets.search_bar import SearchBar
 from irscope.tui.widgets.status_line import StatusLine
 from irscope.tui.widgets.stage_tabs import StageTabs, tab_title, view_stages
-from irscope.compiler.stages import LLIR, PTX, SOURCE, TTGIR, TTIR, highlight_language
+from irscope.compiler.stages import ERROR, LLIR, PTX, SOURCE, TTGIR, TTIR, highlight_language
 
 if TYPE_CHECKING:
     from irscope.core import Capture
@@ -107,7 +107,7 @@ class KernelScreen(KernelNavigation):
                 if self.capture.failure is not None:  # a failed compile: its error first
                     yield ErrorPanel(self.capture.failure, has_ptx=PTX in self.stages, alone=not self.stages,
                                      everything=shlex.join(["irscope", "cat", str(self.capture.bundle.path),
-                                                            f"#{self.capture.id}", "--stage", "error"]),
+                                                            f"#{self.capture.id}", "--stage", ERROR]),
                                      id="error-panel")
                 yield StageTabs(self.stages, id="stage-tabs")
                 with Horizontal(id="stage-views"):
@@ -291,7 +291,8 @@ class KernelScreen(KernelNavigation):
         """Count a helper's ops on the kernel line that calls it, or on its own lines."""
         pane = self.query_one("#source", PythonPane)
         if not pane.helpers:
-            self.notify("this kernel calls no @triton.jit helper", timeout=2)
+            self.notify("this kernel calls no @triton.jit helper" if pane.functions
+                        else "still finding the kernel's helpers", timeout=2)
             return
         pane.toggle_charge()
         self.update_line_marks(follow=("#stage",))

@@ -479,7 +479,8 @@ class PassStepperScreen(Screen):
 
     def action_search(self) -> None:
         """Search the IR pane."""
-        self.query_one(SearchBar).open(self.query_one("#snapshot", IRView).search_query)
+        self.query_one(SearchBar).open(self.query_one("#snapshot", IRView).search_query,
+                                       pane=f"the {self.stage_name} snapshot")
 
     @on(SearchBar.Submitted)
     def _search(self, event: SearchBar.Submitted) -> None:

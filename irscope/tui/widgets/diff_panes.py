@@ -12,8 +12,8 @@ moves the other.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Callable
 
 from rich.segment import Segment
 from rich.text import Text
@@ -114,7 +114,23 @@ class SidePane(IRView):
     def __init__(self, *, id: str | None = None) -> None:
         self._numbers: list[int | None] = []
         self._number_digits = 1
+        self.partner: SidePane | None = None
+        """The other side: it scrolls wherever this one scrolls (and back)."""
         super().__init__(id=id)
+
+    # The scroll watchers themselves, not a watch() from outside: they run in the
+    # same call as every scroll, whoever makes it (keys, wheel, a cursor kept in view).
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        partner = self.partner
+        if partner is not None and partner.scroll_y != new_value:
+            partner.scroll_to(y=new_value, animate=False, immediate=True)
+
+    def watch_scroll_x(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_x(old_value, new_value)
+        partner = self.partner
+        if partner is not None and partner.scroll_x != new_value:
+            partner.scroll_to(x=new_value, animate=False, immediate=True)
 
     def set_rows(self, texts: list[str], numbers: list[int | None], marks: dict[int, str],
                  language: str | None) -> None:
@@ -160,6 +176,7 @@ class DiffPanes(Horizontal):
         self._texts: tuple[str, str] | None = None
         self._language: str | None = None
         self._opened: frozenset[int] = frozenset()
+        self._starts: list[int] = []
         self._syncing = False
 
     def compose(self) -> ComposeResult:
@@ -168,20 +185,7 @@ class DiffPanes(Horizontal):
 
     def on_mount(self) -> None:
         a, b = self.pane_a, self.pane_b
-        for mine, other in ((a, b), (b, a)):
-            follow_y, follow_x = self._follower(other)
-            self.watch(mine, "scroll_y", follow_y, init=False)
-            self.watch(mine, "scroll_x", follow_x, init=False)
-
-    def _follower(self, other: SidePane) -> tuple[Callable[[float], None], Callable[[float], None]]:
-        """Watch callbacks (one argument: Textual passes the new value) that scroll
-        ``other`` to where the watched pane scrolled."""
-        def follow_y(new: float) -> None:
-            self._follow_scroll(other, y=new)
-
-        def follow_x(new: float) -> None:
-            self._follow_scroll(other, x=new)
-        return follow_y, follow_x
+        a.partner, b.partner = b, a
 
     @property
     def pane_a(self) -> SidePane:
@@ -209,6 +213,7 @@ class DiffPanes(Horizontal):
     def _draw(self) -> None:
         assert self.listed is not None  # _draw follows show()
         self.rows = diff_rows(self.listed, self._texts, self._opened)
+        self._starts = [i for i, r in enumerate(self.rows) if r.kind == CHANGE]
         for pane, side in ((self.pane_a, 0), (self.pane_b, 1)):
             texts = [r.text_b if side else r.text_a for r in self.rows]
             numbers = [r.line_b if side else r.line_a for r in self.rows]
@@ -232,7 +237,7 @@ class DiffPanes(Horizontal):
     # -- position --------------------------------------------------------------
     def change_starts(self) -> list[int]:
         """The first row of each change, in order."""
-        return [i for i, r in enumerate(self.rows) if r.kind == CHANGE]
+        return list(self._starts)
 
     @property
     def cursor_row(self) -> int:
@@ -247,8 +252,7 @@ class DiffPanes(Horizontal):
 
     def position(self) -> int:
         """How many changes start at or above the cursor (0: above the first)."""
-        row = self.cursor_row
-        return sum(1 for s in self.change_starts() if s <= row)
+        return bisect_right(self._starts, self.cursor_row)
 
     def goto_row(self, row: int, *, center: bool = True) -> None:
         """Move both panes' cursor to ``row``."""
@@ -262,16 +266,16 @@ class DiffPanes(Horizontal):
     def goto_change(self, step: int) -> bool:
         """Move to the next (``step`` 1) or previous (-1) change, wrapping; False when
         there is none."""
-        starts = self.change_starts()
+        starts = self._starts
         if not starts:
             return False
         here = self.cursor_row
         if step > 0:
-            later = [s for s in starts if s > here]
-            self.goto_row(later[0] if later else starts[0])
+            k = bisect_right(starts, here)
+            self.goto_row(starts[k] if k < len(starts) else starts[0])
         else:
-            earlier = [s for s in starts if s < here]
-            self.goto_row(earlier[-1] if earlier else starts[-1])
+            k = bisect_left(starts, here) - 1
+            self.goto_row(starts[k] if k >= 0 else starts[-1])
         return True
 
     # -- search (both sides, what the rows show) -------------------------------
@@ -316,11 +320,6 @@ class DiffPanes(Horizontal):
             finally:
                 self._syncing = False
 
-    def _follow_scroll(self, other: SidePane, *, x: float | None = None, y: float | None = None) -> None:
-        if y is not None and other.scroll_y != y:
-            other.scroll_to(y=y, animate=False, immediate=True)
-        if x is not None and other.scroll_x != x:
-            other.scroll_to(x=x, animate=False, immediate=True)
 
 
 def status_text(panes: DiffPanes) -> Text:

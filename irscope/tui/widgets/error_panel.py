@@ -37,10 +37,7 @@ def render_failure(failure: "Failure", everything: str | None = None) -> Text:
     """The panel's text: where it stopped, the one line, the telling lines, and
     ``everything``, the command that prints the whole error."""
     out = Text()
-    out.append("Compile failed", style="bold red")
-    out.append(f" in {failure.failed_in}")
-    if failure.where:
-        out.append(f" at {failure.where}", style="bold")
+    out.append(failure.headline, style="bold red")
     out.append("\n")
     out.append(failure.error, style="red")
     out.append("\n\n")
@@ -73,7 +70,7 @@ class ErrorPanel(VerticalScroll):
         super().__init__(id=id, classes="-alone" if alone else None)
         self.failure = failure
         self._everything = everything
-        self.border_title = "error"
+        self.border_title = "failed"
         # On the border, so the key shows however little of the panel fits.
         self.border_subtitle = jump_hint(failure, has_ptx)
 

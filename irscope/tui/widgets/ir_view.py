@@ -190,7 +190,10 @@ class IRView(ScrollView, can_focus=True):
                        if hide is not None else None)
         self._gutter_digits = len(str(max(1, len(self._lines) + self._first_number - 1)))
         shown = self._shown if self._shown is not None else range(len(self._lines))
-        widest = max((len(self._display(i)) for i in shown), default=0)
+        if self._rewrite is None and self._shown is None:  # the common case: one C loop
+            widest = max(map(len, self._lines), default=0)
+        else:
+            widest = max((len(self._display(i)) for i in shown), default=0)
         self.virtual_size = Size(self._gutter_width + widest + 1, len(shown))
 
     def _display(self, line: int) -> str:

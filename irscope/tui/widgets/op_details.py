@@ -18,6 +18,7 @@ from textual.widgets import Static
 from irscope.compiler.stages import TTGIR, TTIR
 from irscope.errors import IrscopeError
 from irscope.ir.layouts import DistributedEncoding, LayoutError, UnknownEncoding
+from irscope.ir.result_types import op_result_types
 from irscope.ir.types import MemDescType, TensorType
 from irscope.tui.widgets.layout_grid import MAX_CELLS, warp_lane_grid
 
@@ -62,8 +63,10 @@ class OpDetail:
 
 def _layouts(op: "Op", module: "Module", grid_cols: int) -> tuple[list[str], list[str], list[LayoutInfo]]:
     sig = op.signature(module.encodings)  # never raises: unknown type text is an OpaqueType
+    # The types the op defines (tt.load of f16 pointers: f16 values), not its printed type.
+    results = op_result_types(op, module.encodings)
     seen: dict[str, LayoutInfo] = {}
-    for t in (*sig.operands, *sig.results):
+    for t in (*sig.operands, *results):
         if not isinstance(t, (TensorType, MemDescType)) or not t.encoding_ref:
             continue
         ref = t.encoding_ref
@@ -87,7 +90,7 @@ def _layouts(op: "Op", module: "Module", grid_cols: int) -> tuple[list[str], lis
                 info.description += f" ({'x'.join(map(str, shape))}: too big to draw here; "
                 info.description += "see 'irscope layout')"
         seen[ref] = info
-    return [str(t) for t in sig.operands], [str(t) for t in sig.results], list(seen.values())
+    return [str(t) for t in sig.operands], [str(t) for t in results], list(seen.values())
 
 
 def _origin(capture: "Capture", stage: str, line: int) -> str | None:
