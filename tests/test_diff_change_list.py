@@ -183,3 +183,12 @@ def test_cli_summary_lists_every_dialect_across_versions():
     for name in d.ops_by_dialect_before.keys() | d.ops_by_dialect_after.keys():
         if not name.startswith("triton_"):
             assert re.search(rf"\b{re.escape(name)} \d", out), name
+
+
+def test_a_stage_with_no_change_is_one_run(learner):
+    cap = learner.capture("rmsnorm_kernel")
+    d = compare_captures(cap, cap, stages=("ttir",)).stages["ttir"]
+    assert d.identical
+    listed = change_list(d)
+    assert [type(i) for i in listed.items] == [Fold] and listed.items[0].count == len(d.pairs) > 0
+    assert aligned_diff(d, None) == []  # the CLI prints nothing for it (its summary row says it all)

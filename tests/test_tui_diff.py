@@ -394,3 +394,28 @@ def test_diff_pass_tui_names_the_pass_stage(monkeypatch):
     assert cli_main(["diff", spec + "#0", spec + "#1", "--pass", str(index), "--tui"]) == 0
     assert seen["stages"] == ["ttgir"]
     assert "Triton GPU IR" in seen["bar"] and "mlir" not in seen["bar"]
+
+
+@run_async
+async def test_pass_diff_draws_the_cli_change_list():
+    """The stepper's ``d`` on a pass: the same changes and folded runs as
+    ``irscope diff --passes`` prints for that pass (its aligned_diff)."""
+    from irscope.tui.screens.passes import PassStepperScreen
+
+    app = make_app(DATA / "learner_sm90.irscope", keymap={})
+    async with app.run_test(size=SIZE) as pilot:
+        cap = app.bundle.capture("block_ptr_matmul_kernel")
+        step = next(s for s in cap.pass_steps() if s.name == "TritonGPURemoveLayoutConversions")
+        app.push_screen(PassStepperScreen(cap, "ttgir", index=step.index))
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        await pilot.press("d")
+        for _ in range(3):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        panes = screen.query_one(DiffPanes)
+        assert app_items(panes) == cli_items(step.diff)
+        assert any("sizePerThread [1, 1] -> [1, 8]" in r.text_b for r in panes.rows if r.kind == "detail")

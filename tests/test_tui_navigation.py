@@ -376,3 +376,64 @@ async def test_plus_makes_the_ir_pane_taller_when_the_panes_stack():
         await pilot.press("plus", "plus")
         await settle(pilot, 1)
         assert ir.size.height > start and src.size.width == ir.size.width
+
+
+@run_async
+async def test_pass_stepper_hides_loc_lines_too_and_l_carries_back():
+    app = new_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_kernel(pilot)
+        await pilot.press("p")
+        await settle(pilot)
+        stepper = app.screen
+        assert isinstance(stepper, PassStepperScreen)
+        snap = stepper.query_one("#snapshot", IRView)
+        hidden = [i for i in range(snap.line_count) if is_loc_line(snap.line_text(i))]
+        assert hidden and not any(snap.is_shown(i) for i in hidden)
+        await pilot.press("l")
+        assert not app.hide_loc and all(snap.is_shown(i) for i in hidden)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
+        stage = screen.query_one("#stage", IRView)
+        assert stage.shown_count == stage.line_count  # the kernel view follows the setting
+
+
+@run_async
+async def test_a_filtered_pane_moves_over_shown_lines_and_keeps_their_numbers():
+    """IRView's display filter on a real TTGIR: up/down, home/end and search step over
+    the hidden #loc lines; the gutter numbers the lines as in the file."""
+    from textual.app import App, ComposeResult
+
+    from irscope.tui.loc_filter import loc_filter
+
+    text = shared_bundle().captures("_attn_fwd")[0].stage("ttgir").text
+
+    class Harness(App):
+        def compose(self) -> ComposeResult:
+            yield IRView(text, id="view")
+
+    app = Harness()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one("#view", IRView)
+        view.set_filter(*loc_filter(True))
+        view.focus()
+        await pilot.pause()
+        shown = [i for i in range(view.line_count) if view.is_shown(i)]
+        assert view.cursor_line == shown[0] and not is_loc_line(view.line_text(shown[0]))
+        for expected in shown[1:6]:
+            await pilot.press("down")
+            assert view.cursor_line == expected
+        await pilot.press("end")
+        assert view.cursor_line == shown[-1]
+        await pilot.press("home")
+        assert view.cursor_line == shown[0]
+        assert view.search("loc(") == 0  # the suffixes are not on screen
+        assert view.search("tt.load") > 0 and all(view.is_shown(i) for i in view.hits)
+        view.goto_line(shown[40])
+        await pilot.pause()
+        row = shown.index(shown[40]) - round(view.scroll_offset.y)
+        strip = view.render_line(row)
+        assert strip.text.lstrip().startswith(str(shown[40] + 1))  # the file's line number
+        view.set_filter(*loc_filter(False))
+        assert view.shown_count == view.line_count and view.cursor_line == shown[40]

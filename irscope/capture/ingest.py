@@ -8,6 +8,7 @@ from typing import Any
 
 from irscope.compiler.failure_text import FRONTEND_AT, frontend_position, meaningful_line
 from irscope.compiler.passdump import split_pass_dump
+from irscope.compiler.remarks import RECORDED, parse_diagnostics
 from irscope.compiler.stages import (AMDGCN, BINARY_STAGES, CUBIN, ERROR, EXACT_STAGES, JSON, KIND_LLVM, KIND_MIR,
                                      KIND_MLIR, LLIR, LOG, PTX, SASS, SOURCE)
 from irscope.capture.timing import (assign_numbered_times, assign_times, parse_llvm_timing_reports,
@@ -206,8 +207,9 @@ def _byte_spans(text: str, base: int, spans_of) -> list[tuple[tuple[int, int], .
     return [tuple((where[s], where[e]) for s, e in spans) for spans in spans_of]
 
 
-def _split_dump(dump: _DumpFile, start: int, end: int) -> tuple[list, list[tuple[int, str]]]:
-    """``split_pass_dump`` of ``dump[start:end]``: (snapshots, other lines).
+def _split_dump(dump: _DumpFile, start: int, end: int) -> tuple[list, list[tuple[int, str]], list[str | None]]:
+    """``split_pass_dump`` of ``dump[start:end]``: (snapshots, other lines, and for
+    each other line the pass whose dump came last before it: :func:`_emitter`).
 
     The range is decoded and split a piece of about PIECE_BYTES at a time, each
     cut just before a snapshot header, so only a piece is in memory; each
@@ -218,6 +220,8 @@ def _split_dump(dump: _DumpFile, start: int, end: int) -> tuple[list, list[tuple
     end = min(end, dump.size)
     snaps: list = []
     other: list[tuple[int, str]] = []
+    emitters: list[str | None] = []
+    last: str | None = None  # the emitter in effect at the end of the pieces so far
     pos = start
     while pos < end:
         data = dump.read(pos, min(end, pos + PIECE_BYTES))
@@ -242,6 +246,16 @@ def _split_dump(dump: _DumpFile, start: int, end: int) -> tuple[list, list[tuple
         del piece
         dumped = split_pass_dump(text)
         other.extend(dumped.other)
+        heads = iter(dumped.snapshots)
+        head = next(heads, None)
+        for line, _ in dumped.other:  # both in stream order, with line numbers of this piece
+            while head is not None and head.line_offset < line:
+                last = _emitter(head, last)
+                head = next(heads, None)
+            emitters.append(last)
+        while head is not None:
+            last = _emitter(head, last)
+            head = next(heads, None)
         if exact:
             spans = _byte_spans(text, pos, [s.spans for s in dumped])
             for s, b in zip(dumped, spans):
@@ -250,7 +264,17 @@ def _split_dump(dump: _DumpFile, start: int, end: int) -> tuple[list, list[tuple
         else:
             snaps.extend(dumped)
         pos += cut
-    return snaps, other
+    return snaps, other, emitters
+
+
+def _emitter(snap, previous: str | None) -> str | None:
+    """The pass that emits what the compile writes after ``snap``'s dump: the pass an
+    MLIR ``Before`` dump announces runs next; after an ``After`` dump (LLVM's), who
+    writes next is not known; a pass's internal dump (the pipeliner's steps) leaves
+    the pass in effect as it was."""
+    if snap.kind == "internal":
+        return previous
+    return snap.pass_name if snap.kind == "before" else None
 
 
 def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
@@ -265,15 +289,20 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
 
     passes: list[PassRecord] = []
     logs: list[str] = []
+    # Every line outside the pass dumps, with its stage and emitting pass: the remarks are read from these.
+    stray_lines: list[tuple[str, str | None, str | None]] = []
     covered = 0
     for st in meta.get("stages", []):
         start, end = st.get("dump_start", -1), st.get("dump_end", -1)
         if start < 0 or end < start:
             continue
         if start > covered:
-            logs.append(dump.read(covered, start).decode("utf-8", "replace"))
+            gap = dump.read(covered, start).decode("utf-8", "replace")
+            logs.append(gap)
+            stray_lines.extend((line, None, None) for line in gap.splitlines())
         covered = max(covered, end)
-        dumped, other = _split_dump(dump, start, end)
+        dumped, other, emitters = _split_dump(dump, start, end)
+        stray_lines.extend((text, st["stage"], emitter) for (_, text), emitter in zip(other, emitters))
         stray = "".join(text + "\n" for _, text in other)
         if stray:
             logs.append(stray)
@@ -291,7 +320,11 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
                 p.seconds = secs
         passes.extend(stage_passes)
     if covered < dump.size:
-        logs.append(dump.read(covered, dump.size).decode("utf-8", "replace"))
+        tail = dump.read(covered, dump.size).decode("utf-8", "replace")
+        logs.append(tail)
+        stray_lines.extend((line, None, None) for line in tail.splitlines())
+    remarks_status = meta.get("remarks")
+    remarks = parse_diagnostics(stray_lines) if remarks_status == RECORDED else []
 
     stages: dict[str, str | bytes] = {}
     metadata: dict = {}
@@ -417,6 +450,8 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         failed_pass=failed_pass,
         notes=notes,
         helpers=helper_sources(_text_or_none(stages.get(SOURCE)), meta.get("file"), meta.get("first_line")),
+        remarks=remarks,
+        remarks_status=remarks_status,
     )
 
 

@@ -52,6 +52,7 @@ class CaptureRequest:
     llvm_passes: bool = False
     exact_links: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
+    remarks: bool = True  # Triton's remarks (MLIR_ENABLE_DIAGNOSTICS=remarks, 3.6+); --no-remarks turns them off
 
 
 @dataclass(slots=True)
@@ -108,6 +109,7 @@ def _child_env(req: CaptureRequest, spool: str, target: str | None) -> dict[str,
         env.update(LLVM_SWITCHES)
     if req.exact_links:
         env["IRSCOPE_EXACT_LINKS"] = "1"
+    env["IRSCOPE_REMARKS"] = "1" if req.remarks else "0"  # the child sets the variable where its Triton takes it
     env.update(req.extra_env)
     env["TRITON_CACHE_DIR"] = os.path.join(spool, "cache")
     env["IRSCOPE_SPOOL"] = spool

@@ -166,9 +166,13 @@ def _show(cap: Capture, args) -> int:
     file = cap.file
     unit = found.statement  # the ops are those of every line of the line's statement
     lines = [cap.source.line(n) for n in unit.lines]
+    remark_set = cap.remarks()
+    remarks = remark_set.at_line(unit.lines, file, call_sites=args.call_sites)
     if args.json:
         print(json.dumps({"kernel": cap.kernel, "file": file, "line": args.line, "source": source,
-                          **unit.to_json(), "statement_source": lines, "stages": stages}, indent=2))
+                          **unit.to_json(), "statement_source": lines, "stages": stages,
+                          "remarks": [r.to_json() for r in remarks], "remarks_why_not": remark_set.why_not},
+                         indent=2))
         return 0
     console = stdout_console()
     console.print(Text(f"{file}:{unit.label()}", style="bold") + Text("  " + (lines[0] or "(source not available)").strip()))
@@ -198,6 +202,12 @@ def _show(cap: Capture, args) -> int:
                 cut = cut or len(line) > console.width
                 console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
         cut = cut or len(shown) < len(ops)
+    if remarks:
+        console.print(Text(f"remarks ({len(remarks)}):", style="bold cyan"))
+        for r in remarks:
+            where = f"  {r.line}:{r.column}  " + (f"[{r.stage}: {r.pass_name}] " if r.pass_name else "")
+            console.print(Text(where, style="dim") + Text(r.severity + ": ", style="yellow") + Text(r.text),
+                          soft_wrap=True)
     if not any(stages.values()):
         console.print("No op of any stage is located at that line.", style="dim")
     elif cut:

@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--llvm-passes", action="store_true", help="also keep every per-pass LLVM IR snapshot (~6x compile time)")
         sp.add_argument("--exact-links", action="store_true",
                         help="compile each kernel a second time with USE_IR_LOC=ttgir, so LLIR/PTX tie to single TTGIR ops")
+        sp.add_argument("--no-remarks", dest="remarks", action="store_false",
+                        help="do not record Triton's remarks (MLIR_ENABLE_DIAGNOSTICS=remarks, Triton 3.6+)")
         sp.add_argument("--python", metavar="PATH", help="interpreter to run under (e.g. a venv with another Triton)")
         sp.add_argument("--json", action="store_true", help="print the captures as JSON instead of a table")
         sp.add_argument("-q", "--quiet", action="store_true", help="no progress, no script output")
@@ -118,6 +120,7 @@ _VIEW_COMMANDS = {
     "export": "irscope.cli.export_cmd",
     "layout": "irscope.cli.layout_cmd",
     "report": "irscope.cli.report_cmd",
+    "explain": "irscope.cli.explain_cmd",
 }
 
 

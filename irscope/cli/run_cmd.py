@@ -33,7 +33,8 @@ def main(args, script_args: list[str], command: list[str]) -> int:
     if not os.path.exists(args.script):
         raise IrscopeError(f"{args.script}: no such script")
     output = args.output or os.path.splitext(os.path.basename(args.script))[0] + ".irscope"
-    req = CaptureRequest(args.script, script_args, args.python, targets, args.llvm_passes, args.exact_links)
+    req = CaptureRequest(args.script, script_args, args.python, targets, args.llvm_passes, args.exact_links,
+                         remarks=args.remarks)
     return capture_into(req, output, command, args)
 
 
@@ -68,7 +69,8 @@ def _compile(args, targets: list[str], command: list[str]) -> int:
         with open(spec_path, "w") as f:
             json.dump(spec, f)
         script = os.path.join(CHILD_DIR, "irscope_compile_kernel.py")
-        req = CaptureRequest(script, [spec_path], args.python, targets or ["sm_90"], args.llvm_passes, args.exact_links)
+        req = CaptureRequest(script, [spec_path], args.python, targets or ["sm_90"], args.llvm_passes, args.exact_links,
+                             remarks=args.remarks)
         return capture_into(req, output, command, args, strict=True, noun="compile")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .remarks import Remark
+
 
 @dataclass(slots=True)
 class Resources:
@@ -114,6 +116,8 @@ class CapturedKernel:
     failed_pass: str | None = None
     notes: list[str] = field(default_factory=list)  # what is missing, and why
     helpers: list["FunctionSource"] = field(default_factory=list)  # the @triton.jit helpers it calls
+    remarks: list[Remark] = field(default_factory=list)  # Triton's remarks, warnings and errors, in order
+    remarks_status: str | None = None  # compiler/remarks.py: RECORDED, OFF or UNSUPPORTED (None: not known)
 
     @property
     def raw_bytes(self) -> int:

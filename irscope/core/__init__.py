@@ -24,7 +24,7 @@ from irscope.core.variant import Variant
 
 _LAZY = {"Failure": "failure", "Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
          "Pass": "passes", "PassStep": "pass_steps", "StepCounts": "pass_steps", "LineOps": "lines",
-         "UserFunctions": "user_functions", "UserFunction": "user_functions", "FunctionLine": "user_functions"}
+         "UserFunctions": "user_functions", "Remark": "remarks", "RemarkSet": "remarks", "UserFunction": "user_functions", "FunctionLine": "user_functions"}
 
 
 def __getattr__(name: str):
@@ -36,6 +36,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'irscope.core' has no attribute {name!r}")
 
 __all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "FORMATS", "Failure", "IRFile", "LineOps", "Occupancy", "OpLinks", "OpOrigin", "Pass",
-           "PassRef", "PassStep", "StepCounts", "Resources", "Run", "Source", "Stage", "StageOrigins", "Target", "UserFunction",
+           "PassRef", "PassStep", "StepCounts", "Remark", "RemarkSet", "Resources", "Run", "Source", "Stage", "StageOrigins", "Target", "UserFunction",
            "UserFunctions", "FunctionLine", "Variant",
            "normalise_target", "occupancy_text", "open_bundle", "parse_text", "read_ir_file", "select_capture"]

@@ -25,10 +25,14 @@ from irscope.compiler.stages import EXACT_STAGES, KIND_LLVM, LOWERING, PTX, SOUR
 if TYPE_CHECKING:
     from irscope.core.bundle import Bundle
     from irscope.core.failure import Failure
+    from irscope.core.conversions import Conversion
+    from irscope.core.explain import Explanation
     from irscope.core.lines import LineOps
+    from irscope.core.loops import Intensity, Loop
     from irscope.core.occupancy import Occupancy
     from irscope.core.origins import StageOrigins
     from irscope.core.passes import Pass
+    from irscope.core.remarks import RemarkSet
     from irscope.core.summary import CaptureSummary
     from irscope.core.user_functions import UserFunctions
     from irscope.link import CaptureLinks, LinkedOp
@@ -582,6 +586,17 @@ class Capture:
             return ops_by_line(st.module.ops(), self.row.file, self.statements)
         return self._memo(("ops_by_line", stage), walk)
 
+    def remarks(self) -> "RemarkSet":
+        """Triton's remarks for this compile (``MLIR_ENABLE_DIAGNOSTICS=remarks``,
+        recorded by ``irscope run`` with Triton 3.6+): each with its source position,
+        severity, text, and the stage and pass that emitted it. ``available`` is False,
+        with ``why_not`` saying why, for an older Triton, a ``--no-remarks`` run or an
+        older bundle. ``.at_line(n, self.file)`` gives one line's remarks by the rule
+        ops follow (:mod:`irscope.core.remarks`)."""
+        from irscope.core.remarks import remarks_of
+
+        return remarks_of(self)
+
     def user_functions(self, charge: str | None = None) -> "UserFunctions":
         """The kernel, then each ``@triton.jit`` helper whose ops the capture holds, with
         their source lines and per-line op counts; ``charge`` ``"call-line"`` counts a
@@ -589,6 +604,42 @@ class Capture:
         from irscope.core.user_functions import OWN, user_functions
 
         return user_functions(self, charge or OWN)
+
+    def conversions(self) -> "tuple[Conversion, ...]":
+        """Every ``ttg.convert_layout`` of the final TTGIR: its TTGIR and Python lines,
+        both layouts, how the data moves (``registers``, ``warp_shuffle`` or
+        ``shared_memory``, by Triton's rule on the linear layouts), the scratch bytes and
+        bank conflicts through shared memory, and Triton's own allocation where the
+        capture holds it (:mod:`irscope.core.conversions`; computed once)."""
+        from irscope.core.conversions import conversions_of
+
+        return self._memo("conversions", lambda: conversions_of(self))
+
+    def loops(self) -> "tuple[Loop, ...]":
+        """Every ``scf.for`` of the final TTGIR that loads from global memory: whether
+        Triton's software pipeliner pipelined it, its stages, the loads that became
+        async or TMA copies, its prologue / steady state / epilogue, and the remark
+        that explains it (:mod:`irscope.core.loops`; computed once)."""
+        from irscope.core.loops import loops_of
+
+        return self._memo("loops", lambda: loops_of(self, self.remarks().items))
+
+    def intensity(self) -> "Intensity | None":
+        """The main loop's dot FLOPs and global bytes per iteration, beside the
+        target's ridge point (:mod:`irscope.core.loops`, :mod:`irscope.core.peaks`);
+        None when no loop that loads has a dot (computed once)."""
+        from irscope.core.loops import intensity_of
+
+        return self._memo("intensity", lambda: intensity_of(self))
+
+    def explain(self) -> "Explanation":
+        """Why the kernel costs what it costs: per Python line, its remarks, global
+        access widths, shared-memory and tensor-core instructions, spills and SASS
+        classes; per kernel, loops, layout conversions, intensity and occupancy
+        (:mod:`irscope.core.explain`; computed once)."""
+        from irscope.core.explain import explain
+
+        return explain(self)
 
     def links(self) -> "CaptureLinks":
         """Every link between the capture's stages (built once)."""

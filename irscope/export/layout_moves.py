@@ -19,33 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from irscope.ir.layouts.convert_layout import MOVE_KINDS, element_moves
+
 from .layout_picture import LayoutPicture
 
 __all__ = ["MOVE_KINDS", "conversion_moves", "owner_moves"]
-
-MOVE_KINDS = ("register", "lane", "warp")
 
 
 def owner_moves(source: LayoutPicture, result: LayoutPicture) -> dict[tuple[int, ...], str]:
     """Index -> ``register``, ``lane`` or ``warp`` for every element of ``result``
     whose owners differ from ``source``'s (both distributed, of one shape); elements
-    that keep their owners are left out."""
+    that keep their owners are left out. The comparison is the core's
+    (:func:`irscope.ir.layouts.convert_layout.element_moves`)."""
     if source.layout is None or result.layout is None or source.shape != result.shape:
         raise ValueError("owner moves need two distributed pictures of one shape")
-    out: dict[tuple[int, ...], str] = {}
-    for index, after in result.elements():
-        before = source.owners_of(index)
-        if set(before) == set(after) or not after:
-            continue
-        threads = {(o.warp, o.lane) for o in before}
-        warps = {o.warp for o in before}
-        if all((o.warp, o.lane) in threads for o in after):
-            out[index] = "register"
-        elif all(o.warp in warps for o in after):
-            out[index] = "lane"
-        else:
-            out[index] = "warp"
-    return out
+    return element_moves(source.layout, result.layout)
 
 
 def conversion_moves(pictures: Sequence[LayoutPicture], sources: int) -> dict[int, dict[tuple[int, ...], str]]:

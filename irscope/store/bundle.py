@@ -24,14 +24,24 @@ from irscope.store.blobs import BlobStore
 
 if TYPE_CHECKING:  # a reader never builds these: they cost an import on every open
     from irscope.compiler.records import CapturedKernel, RunInfo
+    from irscope.compiler.remarks import Remark
 
-SCHEMA_VERSION = 4
-# v2: passes.seconds, packs.run_id; v3: captures.shared_static (older bundles are
-# read as they are, and upgraded in place when a capture is added to them).
+SCHEMA_VERSION = 5
+# v2: passes.seconds, packs.run_id; v3: captures.shared_static; v4: helpers; v5: remarks,
+# captures.remarks (older bundles are read as they are, and upgraded in place when a
+# capture is added to them).
 APPLICATION_ID = 0x69725343  # 'irSC': marks the file as an irscope bundle
 # Writers hold the lock only to insert rows (texts are compressed before), so a
 # long wait means a stuck writer; readers wait for a commit in flight.
 BUSY_TIMEOUT_MS = 60_000
+
+REMARKS_TABLE = """CREATE TABLE remarks (
+    capture_id INTEGER NOT NULL REFERENCES captures(id), seq INTEGER NOT NULL,
+    file TEXT NOT NULL, line INTEGER NOT NULL, col INTEGER NOT NULL, severity TEXT NOT NULL, text TEXT NOT NULL,
+    pass_name TEXT, stage TEXT, called_from TEXT NOT NULL, notes TEXT NOT NULL,
+    PRIMARY KEY (capture_id, seq)
+) WITHOUT ROWID"""
+"""Triton's remarks per capture (schema 5)."""
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -62,7 +72,7 @@ CREATE TABLE captures (
     shared INTEGER, local INTEGER, stack INTEGER, resource_source TEXT, shared_static INTEGER,
     raw_bytes INTEGER NOT NULL,
     error TEXT, error_detail TEXT, failed_stage TEXT, failed_pass TEXT,
-    notes TEXT
+    notes TEXT, remarks TEXT
 );
 CREATE INDEX captures_by_kernel ON captures(kernel_id, target, variant);
 CREATE TABLE packs (
@@ -89,7 +99,7 @@ CREATE TABLE passes (
     blob INTEGER NOT NULL REFERENCES blobs(id), size INTEGER NOT NULL, seconds REAL,
     PRIMARY KEY (capture_id, seq)
 ) WITHOUT ROWID;
-"""
+""" + REMARKS_TABLE + ";\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +319,9 @@ class Bundle:
                 conn.execute("CREATE TABLE helpers (capture_id INTEGER NOT NULL REFERENCES captures(id),"
                              " name TEXT NOT NULL, file TEXT NOT NULL, first_line INTEGER NOT NULL,"
                              " source TEXT NOT NULL)")
+            if version < 5:
+                conn.execute("ALTER TABLE captures ADD COLUMN remarks TEXT")
+                conn.execute(REMARKS_TABLE)
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
             conn.execute("COMMIT")
         except BaseException:
@@ -410,14 +423,15 @@ class Bundle:
                 "INSERT INTO captures(run_id, kernel_id, variant, target, hash, triton_version, torch_version,"
                 " python_version, host, argv, started, mode, signature, constexprs, attrs, options, metadata,"
                 " compile_seconds, stage_seconds, registers, spill_stores, spill_loads, shared, local, stack,"
-                " resource_source, raw_bytes, error, error_detail, failed_stage, failed_pass, notes, shared_static)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " resource_source, raw_bytes, error, error_detail, failed_stage, failed_pass, notes, shared_static,"
+                " remarks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, kernel_id, k.variant, k.target, k.hash, k.versions.get("triton"), k.versions.get("torch"),
                  k.versions.get("python"), k.host, json.dumps(k.argv), k.started, k.mode, json.dumps(k.signature),
                  json.dumps(k.constexprs), json.dumps(k.attrs), json.dumps(k.options, default=repr),
                  json.dumps(k.metadata, default=repr), k.compile_seconds, json.dumps(k.stage_seconds), r.registers,
                  r.spill_stores, r.spill_loads, r.shared, r.local, r.stack, r.source, sum(sizes), k.error,
-                 k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes), r.shared_static),
+                 k.error_detail, k.failed_stage, k.failed_pass, json.dumps(k.notes), r.shared_static,
+                 k.remarks_status),
             )
             cid = cur.lastrowid
             assert cid is not None  # set by the INSERT just made
@@ -434,6 +448,9 @@ class Bundle:
             )
             self.conn.executemany("INSERT INTO helpers VALUES (?,?,?,?,?)",
                                   [(cid, h.name, h.file, h.first_line, h.source) for h in k.helpers])
+            self.conn.executemany("INSERT INTO remarks VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                                  [(cid, i, m.file, m.line, m.column, m.severity, m.text, m.pass_name, m.stage,
+                                    json.dumps(m.called_from), json.dumps(m.notes)) for i, m in enumerate(k.remarks)])
         return cid
 
     def set_driver_resources(self, run_id: int, kernel_hash: str, n_regs: int | None, n_spills: int | None) -> int:
@@ -521,6 +538,23 @@ class Bundle:
         return [(r[0], r[1], r[2], r[3]) for r in self.conn.execute(
             "SELECT name, file, first_line, source FROM helpers WHERE capture_id=? ORDER BY file, first_line",
             (capture_id,))]
+
+    @_read
+    def remarks(self, capture_id: int) -> tuple[str | None, list[Remark]]:
+        """(status, remarks) of a capture: the status is ``compiler/remarks.py``'s
+        RECORDED, OFF or UNSUPPORTED; None in a bundle of schema 4 or older, or for a
+        capture an irscope that kept no remarks added to an upgraded one."""
+        from irscope.compiler.remarks import Remark  # noqa: PLC0415  (read when asked for)
+
+        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='remarks'").fetchone():
+            return None, []
+        status = self.conn.execute("SELECT remarks FROM captures WHERE id=?", (capture_id,)).fetchone()
+        rows = self.conn.execute(
+            "SELECT file, line, col, severity, text, pass_name, stage, called_from, notes FROM remarks"
+            " WHERE capture_id=? ORDER BY seq", (capture_id,)).fetchall()
+        return (status[0] if status else None), [
+            Remark(r[0], r[1], r[2], r[3], r[4], r[5], r[6], tuple(tuple(c) for c in json.loads(r[7])),
+                   tuple(json.loads(r[8]))) for r in rows]
 
     @_read
     def runs(self) -> list[dict]:

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
 
-from irscope.tui.loc_filter import is_loc_line, strip_loc
+from irscope.tui.loc_filter import loc_filter
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.search_bar import SearchBar
 from irscope.tui.widgets.stage_tabs import tab_title
@@ -122,8 +123,12 @@ class KernelNavigation(Screen):
     def refresh_status(self) -> None:
         """Repaint the status line (the kernel screen fills it)."""
         status = getattr(self, "_status", None)
-        if status is not None and self.is_mounted:
+        if status is None or not self.is_mounted:
+            return
+        try:
             status()
+        except NoMatches:  # a blur while the screen is being taken down: nothing to paint
+            pass
 
     # -- escape, one layer at a time -------------------------------------------------
     def close_layer(self) -> bool:
@@ -152,11 +157,7 @@ class KernelNavigation(Screen):
     def apply_loc_filter(self) -> None:
         """Set (or clear) the ``#loc`` filter of the stage panes."""
         for pane in STAGE_PANES:
-            view = self.query_one(pane, IRView)
-            if self.hide_loc:
-                view.set_filter(is_loc_line, strip_loc)
-            else:
-                view.set_filter(None, None)
+            self.query_one(pane, IRView).set_filter(*loc_filter(self.hide_loc))
 
     def action_toggle_loc(self) -> None:
         """Hide or show the #loc lines and loc(...) suffixes of the stage panes."""
@@ -217,6 +218,10 @@ class KernelNavigation(Screen):
 
     def on_screen_suspend(self, event: events.ScreenSuspend) -> None:
         self.save_view()
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        # The pass stepper (over this screen) may have changed the app's #loc setting.
+        self.apply_loc_filter()
 
     def save_view(self) -> None:
         """Keep where this view is, for when its capture is opened again."""

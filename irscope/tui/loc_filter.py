@@ -12,6 +12,7 @@ Only MLIR shapes match: LLVM IR, PTX and SASS lines pass through as written.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _LOC_LINE = re.compile(r"\s*#loc[\w$.-]*\s*=\s*loc\(")
 # A location group starts a word: after a space or at the start of the line, never the
@@ -24,6 +25,12 @@ def is_loc_line(line: str) -> bool:
     # Most lines fail the cheap test (the table is at module level: no indent).
     return (line.startswith("#loc") or (line[:1].isspace() and line.lstrip().startswith("#loc"))) \
         and _LOC_LINE.match(line) is not None
+
+
+def loc_filter(hide: bool) -> tuple[Callable[[str], bool] | None, Callable[[str], str] | None]:
+    """The ``(hide, rewrite)`` pair of ``IRView.set_filter`` for the setting ``hide``
+    (the app's ``hide_loc``): these rules, or none."""
+    return (is_loc_line, strip_loc) if hide else (None, None)
 
 
 def _group_end(text: str, start: int) -> int:

@@ -39,6 +39,9 @@ _STATE = threading.local()
 _SEQ = [0]
 _DRV_SEQ = [0]
 _INSTALLED = [False]
+# Whether this process's compiles print Triton's remarks: "recorded", "off"
+# (``irscope run --no-remarks``) or "unsupported" (a Triton before 3.6); set with the patch.
+_REMARKS = ["unsupported"]
 
 
 def _now():
@@ -366,6 +369,7 @@ def _base_meta(rec, src, target, options, started):
             "argv": list(sys.argv),
             "tools_dir": _tools_dir(),
             "cache_dir": rec.cache_dir,
+            "remarks": _REMARKS[0],
         }
     )
     return meta
@@ -474,6 +478,7 @@ def _patch_triton():
     global MODE
     if MODE == "auto":
         MODE = "gpu" if _gpu_present() else "compile-only"
+    _REMARKS[0] = _enable_remarks()
     if os.environ.get("IRSCOPE_HOOK") == "off":  # benchmarks' baseline: fake driver only
         if MODE == "compile-only":
             import irscope_fake_driver  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
@@ -512,6 +517,26 @@ def _patch_triton():
         import irscope_fake_driver
 
         irscope_fake_driver.install(TARGET or "sm_90")
+
+
+def _enable_remarks():
+    """Turn on Triton's remarks for every compile of this process, where its Triton
+    prints them with their source positions (3.6+: ``MLIR_ENABLE_DIAGNOSTICS=remarks``,
+    read by the C++ side at each compile, so setting it here is enough). A user's own
+    setting (``warnings``, ``operations``) is kept beside it. Returns the state."""
+    if os.environ.get("IRSCOPE_REMARKS") == "0":
+        return "off"
+    version = getattr(sys.modules.get("triton"), "__version__", "") or ""
+    parts = version.split(".")
+    try:
+        if (int(parts[0]), int(parts[1])) < (3, 6):
+            return "unsupported"
+    except (IndexError, ValueError):
+        return "unsupported"
+    have = [v for v in os.environ.get("MLIR_ENABLE_DIAGNOSTICS", "").split(",") if v]
+    if "remarks" not in have:
+        os.environ["MLIR_ENABLE_DIAGNOSTICS"] = ",".join(have + ["remarks"])
+    return "recorded"
 
 
 def _gpu_present():

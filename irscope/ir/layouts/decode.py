@@ -15,6 +15,7 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 
+from irscope.compiler.dialects import DIALECT_RENAMES
 from irscope.text_guard import never_raise
 
 from .model import (
@@ -42,8 +43,8 @@ from .attr_parser import MAX_DEPTH, Attr, ParseError, Parser, Ref, flat_attr
 
 __all__ = ["decode_encoding", "parse_aliases"]
 
-# Old and new dialect prefixes mean the same thing.
-_DIALECTS = {"ttg": "ttg", "triton_gpu": "ttg", "ttng": "ttng", "triton_nvidia_gpu": "ttng", "amdgpu": "amdgpu"}
+# Old and new dialect prefixes mean the same thing (Triton 3.3's renames: the compiler layer's table).
+_DIALECTS = {**{new: new for new in DIALECT_RENAMES.values()}, **DIALECT_RENAMES}
 _MAX_TEXT = 200_000
 _ALIAS_LINE = re.compile(r"^\s*(#[A-Za-z_][\w$.-]*)\s*=\s*(#.*?)\s*$")
 

@@ -33,6 +33,7 @@ from irscope.core.pass_steps import PassStep, marks_of
 from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, OpRef, StageDiff
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.pass_timeline import PassTimeline, change_cell
+from irscope.tui.loc_filter import loc_filter
 from irscope.tui.widgets.pass_about import PassAbout
 from irscope.tui.widgets.search_bar import SearchBar
 from irscope.compiler.pass_catalog import describe
@@ -123,6 +124,7 @@ class PassStepperScreen(Screen):
         Binding("n", "next_hit", "Next hit", show=False, id="passes.next_hit"),
         Binding("N", "previous_hit", "Previous hit", show=False, id="passes.previous_hit"),
         Binding("escape", "back", "Back", id="passes.back"),
+        Binding("l", "toggle_loc", "Hide #loc", show=False, id="passes.toggle_loc"),
     ]
 
     skip_unchanged: reactive[bool] = reactive(False)
@@ -176,6 +178,7 @@ class PassStepperScreen(Screen):
         for hidden in ("#pass-note", "#removed-title", "#removed"):
             self.query_one(hidden).display = False
         self.sub_title = self.capture.title()
+        self._apply_loc_filter()
         self.query_one("#pass-title", Static).update(Text("reading the pass timeline…"))
         self._read_passes(self.stage_name, self._start)
 
@@ -499,6 +502,17 @@ class PassStepperScreen(Screen):
 
     def action_previous_hit(self) -> None:
         self.query_one("#snapshot", IRView).previous_hit()
+
+    def _apply_loc_filter(self) -> None:
+        # The kernel view's setting (the app's hide_loc): the snapshots read the same.
+        hide = bool(getattr(self.app, "hide_loc", True))
+        for pane in ("#snapshot", "#removed"):
+            self.query_one(pane, IRView).set_filter(*loc_filter(hide))
+
+    def action_toggle_loc(self) -> None:
+        """Hide or show the #loc lines and loc(...) suffixes of the snapshot."""
+        setattr(self.app, "hide_loc", not getattr(self.app, "hide_loc", True))
+        self._apply_loc_filter()
 
     def action_back(self) -> None:
         """Back to the screen this one was opened from."""

@@ -1,0 +1,211 @@
+"""Why a kernel costs what it costs: every fact irscope reads from one capture, per
+Python line and per kernel, in one typed result (what ``irscope explain`` prints).
+
+    ex = irscope.open("k.irscope").capture("matmul_kernel").explain()
+    for line in ex.lines:
+        print(line.line, line.spills, [(a.bits, a.max_elements) for a in line.global_accesses])
+
+Per line: Triton's remarks (:mod:`irscope.core.remarks`) and the static costs
+(:mod:`irscope.core.line_costs`). Per kernel: the spills no line owns, the loops and
+the main loop's arithmetic intensity (:mod:`irscope.core.loops`), the layout
+conversions (:mod:`irscope.core.conversions`) and the occupancy
+(:mod:`irscope.core.occupancy`). Hints (sentences drawn from these facts) are not
+built by this version: :attr:`Explanation.hints` is empty and
+:attr:`Explanation.hints_computed` says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from irscope.core.line_costs import GlobalAccess, LineCosts, line_costs
+from irscope.core.loops import Intensity, Loop, intensity_of, loops_of
+from irscope.core.remarks import Remark, remarks_of
+from irscope.ir.python_lines import same_file
+
+if TYPE_CHECKING:
+    from irscope.core.capture import Capture
+    from irscope.core.occupancy import Occupancy
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """A sentence drawn from the facts, with what it rests on."""
+
+    text: str
+    evidence: tuple[str, ...]
+    """Each a remark, an instruction, an attribute or a resource figure."""
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "evidence": list(self.evidence)}
+
+
+@dataclass(frozen=True, slots=True)
+class LineExplanation:
+    """One Python statement (keyed by its first line): its costs and its remarks."""
+
+    costs: LineCosts
+    remarks: tuple[Remark, ...] = ()
+
+    @property
+    def line(self) -> int:
+        return self.costs.line
+
+    @property
+    def file(self) -> str | None:
+        return self.costs.file
+
+    @property
+    def function(self) -> str:
+        return self.costs.function
+
+    @property
+    def global_accesses(self) -> tuple[GlobalAccess, ...]:
+        return self.costs.global_accesses
+
+    @property
+    def spills(self) -> int:
+        return self.costs.spills
+
+    @property
+    def sass_by_class(self) -> dict[str, int]:
+        return self.costs.sass_by_class
+
+    def to_json(self) -> dict:
+        """The ``lines`` object of ``irscope explain --json``."""
+        out = self.costs.to_json()
+        return {"line": out.pop("line"), "file": out.pop("file"), "remarks": [r.text for r in self.remarks],
+                "global_accesses": out.pop("global_accesses"), "spills": out.pop("spills"),
+                "sass_by_class": out.pop("sass_by_class"), **out,
+                "remark_details": [r.to_json() for r in self.remarks]}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Everything ``irscope explain`` shows for one capture."""
+
+    capture_id: int
+    kernel: str
+    target: str
+    variant: str
+    lines: tuple[LineExplanation, ...]
+    """Every user line with ops or remarks: the kernel's, then each helper's."""
+    unattributed_spills: int
+    """SASS ``LDL``/``STL`` no line owns."""
+    total_spills: int
+    """Every ``LDL``/``STL`` of the SASS (the lines' plus the unattributed)."""
+    remarks_available: bool
+    remarks_why_not: str | None
+    unplaced_remarks: tuple[Remark, ...]
+    """Remarks no user line owns (no position, or only Triton's library frames)."""
+    loops: tuple[Loop, ...]
+    """Each ``scf.for`` holding global loads (:mod:`irscope.core.loops`)."""
+    conversions: tuple[Any, ...]
+    """:class:`irscope.core.conversions.Conversion` per ``ttg.convert_layout``."""
+    intensity: Intensity | None
+    """The main loop's arithmetic intensity; None without a loop with a dot."""
+    occupancy: "Occupancy | None"
+    hints: tuple[Hint, ...] = ()
+    hints_computed: bool = False
+    """False: this version builds no hints (``hints`` is empty for that reason, not
+    because nothing was found)."""
+    not_computed: tuple[str, ...] = ()
+    """Kernel facts this build of irscope cannot compute (``loops``, ``conversions``,
+    ``intensity``): their fields are empty for that reason."""
+    has_ptx: bool = True
+    has_sass: bool = True
+
+    def line(self, line: int, file: str | None = None) -> LineExplanation | None:
+        """The statement starting at ``line`` (of ``file``; default: any file, the
+        kernel's first)."""
+        for ln in self.lines:
+            if ln.line == line and (file is None or same_file(ln.file or "", file)):
+                return ln
+        return None
+
+    def to_json(self) -> dict:
+        """The ``irscope explain --json`` object (docs/cli-json.md)."""
+        return {"capture": self.capture_id, "kernel": self.kernel, "target": self.target, "variant": self.variant,
+                "lines": [ln.to_json() for ln in self.lines], "unattributed_spills": self.unattributed_spills,
+                "total_spills": self.total_spills, "loops": [lp.to_json() for lp in self.loops],
+                "conversions": [_json(x) for x in self.conversions],
+                "intensity": self.intensity.to_json() if self.intensity is not None else None,
+                "occupancy": self.occupancy.detail_json() if self.occupancy is not None else None,
+                "hints": [h.to_json() for h in self.hints], "hints_computed": self.hints_computed,
+                "remarks_available": self.remarks_available, "remarks_why_not": self.remarks_why_not,
+                "unplaced_remarks": [r.to_json() for r in self.unplaced_remarks],
+                "not_computed": list(self.not_computed), "has_ptx": self.has_ptx, "has_sass": self.has_sass}
+
+
+def _json(x: Any) -> Any:
+    """A kernel fact as JSON: its own ``to_json``, else its dataclass fields."""
+    to_json = getattr(x, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return dataclasses.asdict(x)
+    return x
+
+
+def _line_keys(cap: "Capture") -> dict[tuple[str | None, int], tuple[str | None, int, str]]:
+    """(file, line) of every user function line -> (file, statement first line, function)."""
+    out: dict[tuple[str | None, int], tuple[str | None, int, str]] = {}
+    for fn in cap.user_functions().functions:
+        for fl in fn.lines:
+            out.setdefault((fn.file, fl.line), (fn.file, fl.statement, fn.name))
+    return out
+
+
+def _place(keys: dict[tuple[str | None, int], tuple[str | None, int, str]], file: str,
+           line: int) -> tuple[str | None, int, str] | None:
+    for (f, n), got in keys.items():
+        if n == line and same_file(file, f or ""):
+            return got
+    return None
+
+
+def _conversions(cap: "Capture") -> tuple[tuple, tuple[str, ...]]:
+    """(the layout conversions, the names of the facts this build cannot compute)."""
+    try:
+        from irscope.core import conversions as conv_mod
+    except ImportError:  # the conversion analysis is not part of this build
+        return (), ("conversions",)
+    return tuple(conv_mod.conversions_of(cap)), ()
+
+
+def explain(cap: "Capture") -> Explanation:
+    """Every per-line and per-kernel fact of ``cap`` (computed once per capture)."""
+    return cap._memo("explanation", lambda: _explain(cap))
+
+
+def _explain(cap: "Capture") -> Explanation:
+    table = line_costs(cap)
+    rs = remarks_of(cap)
+    keys = _line_keys(cap)
+    by_key: dict[tuple[str | None, int], list[Remark]] = {}
+    unplaced: list[Remark] = []
+    for (file, line), items in rs.by_line().items():
+        got = _place(keys, file, line)
+        if got is None:
+            unplaced.extend(items)
+            continue
+        by_key.setdefault((got[0], got[1]), []).extend(items)
+    unplaced.extend(rs.unplaced())
+    lines: list[LineExplanation] = []
+    for lc in table.lines:
+        lines.append(LineExplanation(lc, tuple(by_key.pop((lc.file, lc.line), ()))))
+    for (file, line), items in by_key.items():  # remarks on lines with no op
+        fn = keys.get((file, line), (file, line, cap.kernel))[2]
+        lines.append(LineExplanation(LineCosts(line=line, file=file, function=fn, ops={}), tuple(items)))
+    order = {fn.name: i for i, fn in enumerate(cap.user_functions().functions)}
+    lines.sort(key=lambda ln: (order.get(ln.function, len(order)), ln.file or "", ln.line))
+    conversions, missing = _conversions(cap)
+    return Explanation(
+        capture_id=cap.id, kernel=cap.kernel, target=cap.target, variant=cap.variant, lines=tuple(lines),
+        unattributed_spills=table.unattributed_spills, total_spills=table.total_spills,
+        remarks_available=rs.available, remarks_why_not=rs.why_not, unplaced_remarks=tuple(unplaced),
+        loops=loops_of(cap, rs.items), conversions=conversions, intensity=intensity_of(cap),
+        occupancy=cap.occupancy,
+        not_computed=missing, has_ptx=table.has_ptx, has_sass=table.has_sass)
