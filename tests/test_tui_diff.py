@@ -208,6 +208,9 @@ async def test_n_moves_to_the_next_change_and_both_sides_follow(compared):
         b.scroll_to(y=top - 1, animate=False, immediate=True)
         await pilot.pause()
         assert a.scroll_y == b.scroll_y == top - 1
+        a.scroll_to(x=6, animate=False, immediate=True)  # sideways too: long ops read across
+        await pilot.pause()
+        assert a.scroll_x == 6 and b.scroll_x == min(6, b.max_scroll_x) > 0
 
 
 @run_async

@@ -24,7 +24,8 @@ from irscope.core.variant import Variant
 
 _LAZY = {"Failure": "failure", "Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
          "Pass": "passes", "PassStep": "pass_steps", "StepCounts": "pass_steps", "LineOps": "lines",
-         "UserFunctions": "user_functions", "Remark": "remarks", "RemarkSet": "remarks", "UserFunction": "user_functions", "FunctionLine": "user_functions"}
+         "UserFunctions": "user_functions", "Remark": "remarks", "RemarkSet": "remarks", "UserFunction": "user_functions", "FunctionLine": "user_functions",
+         "Loop": "loops", "Intensity": "loops", "Peaks": "peaks"}
 
 
 def __getattr__(name: str):
@@ -35,7 +36,7 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"irscope.core.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'irscope.core' has no attribute {name!r}")
 
-__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "FORMATS", "Failure", "IRFile", "LineOps", "Occupancy", "OpLinks", "OpOrigin", "Pass",
+__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "FORMATS", "Failure", "IRFile", "Intensity", "LineOps", "Loop", "Occupancy", "OpLinks", "OpOrigin", "Pass", "Peaks",
            "PassRef", "PassStep", "StepCounts", "Remark", "RemarkSet", "Resources", "Run", "Source", "Stage", "StageOrigins", "Target", "UserFunction",
            "UserFunctions", "FunctionLine", "Variant",
            "normalise_target", "occupancy_text", "open_bundle", "parse_text", "read_ir_file", "select_capture"]

@@ -49,7 +49,7 @@ class Conversion:
     python_line: int | None
     """The Python line it belongs to (its innermost user frame); None when it has none."""
     source: str
-    """The source layout, aliases resolved (``#ttg.blocked<{...}>``)."""
+    """The source layout, every alias spelled out (``#ttg.blocked<{...}>``)."""
     destination: str
     """The destination layout, aliases resolved."""
     via: str
@@ -93,6 +93,20 @@ def _element_bits(t: TensorType) -> int | None:
     if isinstance(e, ScalarType) and e.bits:
         return max(8, e.bits)  # Triton's getBitwidth: i1 is stored as a byte
     return None
+
+
+_ALIAS = re.compile(r"#[A-Za-z_][\w$.-]*")
+
+
+def _spelled_out(text: str, aliases: dict[str, str]) -> str:
+    """``text`` with every alias it names replaced by its definition (a dot operand's
+    ``parent = #mma`` included), so the layout reads alone."""
+    for _ in range(4):  # parents nest a few levels at most
+        new = _ALIAS.sub(lambda m: aliases.get(m.group(0), m.group(0)), text)
+        if new == text:
+            break
+        text = new
+    return text
 
 
 def allocation_snapshot(cap: "Capture") -> Module | None:
@@ -168,7 +182,9 @@ def _conversion(cap: "Capture", op: Op, module: Module, triton: dict[int, bool],
     note = None
     if got is not None:
         src, dst = got
-        src_text, dst_text, type_text = src.encoding_text(aliases) or "", dst.encoding_text(aliases) or "", str(dst)
+        src_text = _spelled_out(src.encoding_text(aliases) or "", aliases)
+        dst_text = _spelled_out(dst.encoding_text(aliases) or "", aliases)
+        type_text = str(dst)
         s_enc, d_enc = src.encoding(aliases), dst.encoding(aliases)
         bits = _element_bits(src)
         if isinstance(s_enc, DistributedEncoding) and isinstance(d_enc, DistributedEncoding) \

@@ -16,10 +16,10 @@ built by this version: :attr:`Explanation.hints` is empty and
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from irscope.core.conversions import Conversion, conversions_of
 from irscope.core.line_costs import GlobalAccess, LineCosts, line_costs
 from irscope.core.loops import Intensity, Loop, intensity_of, loops_of
 from irscope.core.remarks import Remark, remarks_of
@@ -102,8 +102,8 @@ class Explanation:
     """Remarks no user line owns (no position, or only Triton's library frames)."""
     loops: tuple[Loop, ...]
     """Each ``scf.for`` holding global loads (:mod:`irscope.core.loops`)."""
-    conversions: tuple[Any, ...]
-    """:class:`irscope.core.conversions.Conversion` per ``ttg.convert_layout``."""
+    conversions: tuple[Conversion, ...]
+    """Each ``ttg.convert_layout`` of the final TTGIR (:mod:`irscope.core.conversions`)."""
     intensity: Intensity | None
     """The main loop's arithmetic intensity; None without a loop with a dot."""
     occupancy: "Occupancy | None"
@@ -111,9 +111,6 @@ class Explanation:
     hints_computed: bool = False
     """False: this version builds no hints (``hints`` is empty for that reason, not
     because nothing was found)."""
-    not_computed: tuple[str, ...] = ()
-    """Kernel facts this build of irscope cannot compute (``loops``, ``conversions``,
-    ``intensity``): their fields are empty for that reason."""
     has_ptx: bool = True
     has_sass: bool = True
 
@@ -130,23 +127,13 @@ class Explanation:
         return {"capture": self.capture_id, "kernel": self.kernel, "target": self.target, "variant": self.variant,
                 "lines": [ln.to_json() for ln in self.lines], "unattributed_spills": self.unattributed_spills,
                 "total_spills": self.total_spills, "loops": [lp.to_json() for lp in self.loops],
-                "conversions": [_json(x) for x in self.conversions],
+                "conversions": [c.to_json() for c in self.conversions],
                 "intensity": self.intensity.to_json() if self.intensity is not None else None,
                 "occupancy": self.occupancy.detail_json() if self.occupancy is not None else None,
                 "hints": [h.to_json() for h in self.hints], "hints_computed": self.hints_computed,
                 "remarks_available": self.remarks_available, "remarks_why_not": self.remarks_why_not,
                 "unplaced_remarks": [r.to_json() for r in self.unplaced_remarks],
-                "not_computed": list(self.not_computed), "has_ptx": self.has_ptx, "has_sass": self.has_sass}
-
-
-def _json(x: Any) -> Any:
-    """A kernel fact as JSON: its own ``to_json``, else its dataclass fields."""
-    to_json = getattr(x, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return dataclasses.asdict(x)
-    return x
+                "has_ptx": self.has_ptx, "has_sass": self.has_sass}
 
 
 def _line_keys(cap: "Capture") -> dict[tuple[str | None, int], tuple[str | None, int, str]]:
@@ -166,15 +153,6 @@ def _place(keys: dict[tuple[str | None, int], tuple[str | None, int, str]], file
     return None
 
 
-def _conversions(cap: "Capture") -> tuple[tuple, tuple[str, ...]]:
-    """(the layout conversions, the names of the facts this build cannot compute)."""
-    try:
-        from irscope.core import conversions as conv_mod
-    except ImportError:  # the conversion analysis is not part of this build
-        return (), ("conversions",)
-    return tuple(conv_mod.conversions_of(cap)), ()
-
-
 def explain(cap: "Capture") -> Explanation:
     """Every per-line and per-kernel fact of ``cap`` (computed once per capture)."""
     return cap._memo("explanation", lambda: _explain(cap))
@@ -186,26 +164,24 @@ def _explain(cap: "Capture") -> Explanation:
     keys = _line_keys(cap)
     by_key: dict[tuple[str | None, int], list[Remark]] = {}
     unplaced: list[Remark] = []
-    for (file, line), items in rs.by_line().items():
-        got = _place(keys, file, line)
+    for (rfile, rline), placed in rs.by_line().items():
+        got = _place(keys, rfile, rline)
         if got is None:
-            unplaced.extend(items)
+            unplaced.extend(placed)
             continue
-        by_key.setdefault((got[0], got[1]), []).extend(items)
+        by_key.setdefault((got[0], got[1]), []).extend(placed)
     unplaced.extend(rs.unplaced())
     lines: list[LineExplanation] = []
     for lc in table.lines:
         lines.append(LineExplanation(lc, tuple(by_key.pop((lc.file, lc.line), ()))))
     for (file, line), items in by_key.items():  # remarks on lines with no op
-        fn = keys.get((file, line), (file, line, cap.kernel))[2]
-        lines.append(LineExplanation(LineCosts(line=line, file=file, function=fn, ops={}), tuple(items)))
+        name = keys.get((file, line), (file, line, cap.kernel))[2]
+        lines.append(LineExplanation(LineCosts(line=line, file=file, function=name, ops={}), tuple(items)))
     order = {fn.name: i for i, fn in enumerate(cap.user_functions().functions)}
     lines.sort(key=lambda ln: (order.get(ln.function, len(order)), ln.file or "", ln.line))
-    conversions, missing = _conversions(cap)
     return Explanation(
         capture_id=cap.id, kernel=cap.kernel, target=cap.target, variant=cap.variant, lines=tuple(lines),
         unattributed_spills=table.unattributed_spills, total_spills=table.total_spills,
         remarks_available=rs.available, remarks_why_not=rs.why_not, unplaced_remarks=tuple(unplaced),
-        loops=loops_of(cap, rs.items), conversions=conversions, intensity=intensity_of(cap),
-        occupancy=cap.occupancy,
-        not_computed=missing, has_ptx=table.has_ptx, has_sass=table.has_sass)
+        loops=loops_of(cap, rs.items), conversions=conversions_of(cap), intensity=intensity_of(cap),
+        occupancy=cap.occupancy, has_ptx=table.has_ptx, has_sass=table.has_sass)

@@ -419,7 +419,7 @@ def global_accesses(ptx_ops: list[Op], ttgir_ops: list[Op], aliases) -> tuple[Gl
             elem_bits = _element_bits(element)
             element_type = str(element) if element is not None else None
             masked = tt_masked(owner)
-            if elem_bits:
+            if elem_bits and path != PATH_TMA:  # a TMA copy moves a box: no per-thread width
                 most = max_elements(tensor, elem_bits, aliases) if tensor is not None else 1
                 if bits is not None and bits % elem_bits == 0:
                     elements = bits // elem_bits

@@ -31,6 +31,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
+from irscope.compiler.dialects import current_op_name
 from irscope.compiler.stages import TTGIR
 from irscope.ir import Module, Op
 from irscope.ir.model import Function
@@ -51,6 +52,9 @@ DOT_OPS = frozenset({"tt.dot", "tt.dot_scaled", "ttng.warp_group_dot", "ttng.tc_
 # (Triton 3.0 to 3.9 on NVIDIA; AMD's stream pipeliner).
 PIPELINER_ARGUMENTS = ("tritongpu-pipeline", "tritonamdgpu-stream-pipeline", "tritonamdgpu-stream-pipeline-v2")
 PIPELINE_REMARK_WORDS = ("pipelin",)
+# A remark at a load that stayed synchronous explaining why: an access too narrow for an
+# asynchronous copy (cp.async moves 4, 8 or 16 bytes) is what keeps a load out of them.
+LOAD_REMARK_WORDS = ("pipelin", "vectoriz")
 # What the pipeliner puts right after a loop to drain it.
 DRAIN_OPS = frozenset({"ttg.async_wait", "ttng.warp_group_dot_wait", "ttg.local_dealloc", "ttng.inval_barrier",
                        "ttng.wait_barrier", "ttng.async_tma_store_wait"})
@@ -93,6 +97,9 @@ class Loop:
     """Triton's remark about pipelining at the loop's line or one of its loads' lines."""
     ttgir_line: int
     """The ``scf.for``'s line in the final TTGIR (``irscope cat --stage ttgir``)."""
+    requested_stages: int | None
+    """The stages asked for: the loop's own ``tl.range(..., num_stages=N)`` (its
+    ``tt.num_stages`` attribute), else the kernel's ``num_stages``."""
     loads: int
     """Global loads in the loop's own body (each tile load once, async copies included)."""
     tma_loads: int
@@ -111,6 +118,7 @@ class Loop:
         """The ``loops`` object of ``irscope explain --json``."""
         return {"line": self.line, "pipelined": self.pipelined, "stages": self.stages,
                 "async_loads": self.async_loads, "remark": self.remark, "ttgir_line": self.ttgir_line,
+                "requested_stages": self.requested_stages,
                 "loads": self.loads, "tma_loads": self.tma_loads, "load_lines": list(self.load_lines),
                 "async_lines": list(self.async_lines), "buffers": self.buffers,
                 "schedule": self.schedule.to_json() if self.schedule is not None else None,
@@ -147,9 +155,15 @@ class Intensity:
 
 # -- walking the IR -----------------------------------------------------------------
 
+def _op_name(op: Op) -> str:
+    """The op's name as Triton 3.3+ prints it (``triton_gpu.`` is ``ttg.``), so one
+    table of op names reads every version."""
+    return current_op_name(op.name)
+
+
 def _body(loop: Op) -> list[Op]:
     """The ops of the loop's own body (its region's blocks), without the yield."""
-    return [op for region in loop.regions for block in region.blocks for op in block.ops if op.name != "scf.yield"]
+    return [op for region in loop.regions for block in region.blocks for op in block.ops if _op_name(op) != "scf.yield"]
 
 
 def _direct_ops(loop: Op) -> list[Op]:
@@ -159,13 +173,13 @@ def _direct_ops(loop: Op) -> list[Op]:
     while stack:
         op = stack.pop()
         out.append(op)
-        if op.name != LOOP_OP:
+        if _op_name(op) != LOOP_OP:
             stack.extend(reversed([o for r in op.regions for b in r.blocks for o in b.ops]))
     return out
 
 
 def _loops(module: Module) -> list[Op]:
-    return [op for op in module.ops() if op.name == LOOP_OP]
+    return [op for op in module.ops() if _op_name(op) == LOOP_OP]
 
 
 def _siblings(loop: Op) -> list[Op]:
@@ -186,7 +200,7 @@ def _siblings(loop: Op) -> list[Op]:
 def _drain_run(ops: list[Op], start: int) -> int:
     """Index just past the run of drain ops (waits, deallocations) starting at ``start``."""
     i = start
-    while i < len(ops) and ops[i].name in DRAIN_OPS:
+    while i < len(ops) and _op_name(ops[i]) in DRAIN_OPS:
         i += 1
     return i
 
@@ -198,9 +212,9 @@ def _around(loop: Op) -> tuple[list[Op], list[Op]]:
     at = next((i for i, o in enumerate(ops) if o is loop), None)
     if at is None:
         return [], []
-    prev = max((i for i, o in enumerate(ops[:at]) if o.name == LOOP_OP), default=None)
+    prev = max((i for i, o in enumerate(ops[:at]) if _op_name(o) == LOOP_OP), default=None)
     start = 0 if prev is None else _drain_run(ops, prev + 1)
-    end = next((i for i in range(at + 1, len(ops)) if ops[i].name == LOOP_OP), len(ops))
+    end = next((i for i in range(at + 1, len(ops)) if _op_name(ops[i]) == LOOP_OP), len(ops))
     before = [n for o in ops[start:at] for n in o.walk()]
     after = [n for o in ops[at + 1:end] for n in o.walk()]
     return before, after
@@ -214,8 +228,8 @@ def _epilogue(cap: "Capture", loop: Op, inside: set[tuple[str, int | None]]) -> 
     at = next((i for i, o in enumerate(ops) if o is loop), len(ops))
     out = []
     for op in ops[at + 1:]:
-        if op.name in DRAIN_OPS or (op.name not in ("ttg.local_alloc", LOOP_OP) and _key(cap, op) in inside):
-            out.append(op.name)
+        if _op_name(op) in DRAIN_OPS or (_op_name(op) not in ("ttg.local_alloc", LOOP_OP) and _key(cap, op) in inside):
+            out.append(_op_name(op))
         else:
             break
     return tuple(out)
@@ -242,6 +256,8 @@ def _tile_bits(t: Type | None) -> int | None:
             return None
         n = 1
         for d in t.shape:
+            if d is None:
+                return None  # a dynamic dimension: no size to count
             n *= d
         return n * elem.bits
     if isinstance(t, PointerType) and isinstance(t.pointee, ScalarType):
@@ -255,9 +271,9 @@ def load_bytes(op: Op, module: Module) -> int | None:
     """Global bytes one execution of load ``op`` reads (its whole tile); None when its
     types do not say."""
     sig = _signature(op, module)
-    if op.name in ASYNC_COPY_OPS:
+    if _op_name(op) in ASYNC_COPY_OPS:
         candidates = list(sig.operands[:1])  # the pointer tensor
-    elif op.name in TMA_OPS:
+    elif _op_name(op) in TMA_OPS:
         candidates = [t for t in sig.operands if isinstance(t, MemDescType)]
     else:
         candidates = list(sig.results[:1])
@@ -276,10 +292,11 @@ def dot_flops(op: Op, module: Module) -> tuple[int, str] | None:
     if len(shapes) < 2 or len(shapes[0].shape) < 2 or len(shapes[1].shape) < 2:
         return None
     a, b = shapes[0], shapes[1]
-    *batch, m, k = a.shape
-    n = b.shape[-1]
-    flops = 2 * m * n * k
-    for d in batch:
+    dims = [*a.shape, b.shape[-1]]
+    flops = 2
+    for d in dims:
+        if d is None:
+            return None  # a dynamic dimension
         flops *= d
     return flops, _dtype_class(a.element, op)
 
@@ -300,14 +317,15 @@ def _dtype_class(elem: Any, op: Op) -> str:
 # -- loops ----------------------------------------------------------------------------
 
 def _key(cap: "Capture", op: Op) -> tuple[str, int | None]:
-    return op.name, cap.line_of(op)
+    return _op_name(op), cap.line_of(op)
 
 
 def _schedule_module(cap: "Capture") -> Module | None:
     """The TTGIR the pipeliner pass read (its 'before' snapshot), when captured."""
     for row_index, row in enumerate(cap.pass_rows()):
         if row.stage == TTGIR and row.argument in PIPELINER_ARGUMENTS:
-            return cap.pass_at(row_index).module
+            # The snapshot alone: pass_at() would first diff every pass of the capture.
+            return cap._pass_module(row_index)
     return None
 
 
@@ -341,26 +359,27 @@ def _copies(cap: "Capture", ops: list[Op], inside: set[tuple[str, int | None]], 
             if old[key] > 0:
                 old[key] -= 1
                 continue
-            out.append(op.name)
+            out.append(_op_name(op))
     return tuple(out)
 
 
-def _remark_for(remarks: Iterable[Any], files: set[str], lines: set[int]) -> str | None:
-    """The first remark about pipelining whose innermost user frame is one of ``lines``
-    (of one of ``files``, compared by base name: the remark prints the path as the
-    compile saw it)."""
+def _remark_for(remarks: Iterable[Any], files: set[str], lines: set[int], sync_lines: set[int]) -> str | None:
+    """The first remark that explains the loop: one about pipelining whose innermost
+    user frame is one of ``lines`` (the loop's and its loads'), or one about pipelining
+    or vectorization at ``sync_lines`` (its loads that did not become asynchronous
+    copies). Files are compared by base name: a remark prints the path as the compile
+    saw it."""
     from irscope.core.remarks import remark_location
 
     for r in remarks:
         text = getattr(r, "text", "") or ""
-        if not any(w in text.lower() for w in PIPELINE_REMARK_WORDS):
-            continue
+        low = text.lower()
         frame = remark_location(r).user_frame()
-        if frame is None or frame.line not in lines:
+        if frame is None or (files and os.path.basename(frame.file) not in files):
             continue
-        if files and os.path.basename(frame.file) not in files:
-            continue
-        return text
+        if (frame.line in lines and any(w in low for w in PIPELINE_REMARK_WORDS)) or \
+                (frame.line in sync_lines and any(w in low for w in LOAD_REMARK_WORDS)):
+            return text
     return None
 
 
@@ -369,8 +388,9 @@ def loops_of(cap: "Capture", remarks: Iterable[Any] = ()) -> tuple[Loop, ...]:
     what the software pipeliner made of it (module docstring). ``remarks`` are Triton's
     remarks for the compile (objects with ``file``, ``line`` and ``text``, as
     :func:`irscope.core.remarks.remarks_of` gives); the first about pipelining at the
-    loop's line or a load's line becomes the loop's ``remark``. Empty when the capture
-    has no TTGIR."""
+    loop's line or a load's line, or about pipelining or vectorization at a load that
+    did not become an asynchronous copy, becomes the loop's ``remark``. Empty when the
+    capture has no TTGIR."""
     if TTGIR not in cap.stages:
         return ()
     module = cap.stage(TTGIR).module
@@ -382,7 +402,7 @@ def loops_of(cap: "Capture", remarks: Iterable[Any] = ()) -> tuple[Loop, ...]:
     out = []
     for i, loop in enumerate(finals):
         inner = _direct_ops(loop)
-        loads = [o for o in inner if o.name in LOAD_OPS]
+        loads = [o for o in inner if _op_name(o) in LOAD_OPS]
         if not loads:
             continue
         out.append(_one_loop(cap, module, loop, inner, loads, matched.get(i), remarks))
@@ -392,13 +412,13 @@ def loops_of(cap: "Capture", remarks: Iterable[Any] = ()) -> tuple[Loop, ...]:
 def _one_loop(cap: "Capture", module: Module, loop: Op, inner: list[Op], loads: list[Op],
               before_loop: Op | None, remarks: tuple[Any, ...]) -> Loop:
     line = cap.line_of(loop)
-    asyncs = [o for o in loads if o.name in ASYNC_COPY_OPS or o.name in TMA_OPS]
-    tma = [o for o in loads if o.name in TMA_OPS]
+    asyncs = [o for o in loads if _op_name(o) in ASYNC_COPY_OPS or _op_name(o) in TMA_OPS]
+    tma = [o for o in loads if _op_name(o) in TMA_OPS]
     load_lines = sorted({ln for ln in (cap.line_of(o) for o in loads) if ln is not None})
     async_lines = sorted({ln for ln in (cap.line_of(o) for o in asyncs) if ln is not None})
     before = _around(loop)[0]
     # Prologue copies of each load: the same load op on the same line, before the loop.
-    ahead = Counter(_key(cap, o) for o in before if o.name in LOAD_OPS)
+    ahead = Counter(_key(cap, o) for o in before if _op_name(o) in LOAD_OPS)
     copies = max((ahead[_key(cap, o)] for o in loads), default=0)
     max_stage = _int_attr(before_loop, "tt.scheduled_max_stage") if before_loop is not None else None
     pipelined = copies > 0
@@ -420,15 +440,17 @@ def _one_loop(cap: "Capture", module: Module, loop: Op, inner: list[Op], loads: 
             for o in _direct_ops(before_loop):
                 s = _int_attr(o, "loop.stage")
                 if s is not None:
-                    by_stage.setdefault(s, []).append(o.name)
+                    by_stage.setdefault(s, []).append(_op_name(o))
             steady = [(s, tuple(by_stage[s])) for s in sorted(by_stage)]
         schedule = Schedule(_copies(cap, before, inside, lines, old_before), tuple(steady),
                             _epilogue(cap, loop, inside))
     files = {os.path.basename(f.file) for f in (o.location.user_frame() for o in [loop, *loads]) if f is not None}
-    remark = _remark_for(remarks, files, set(load_lines) | ({line} if line is not None else set()))
+    sync_lines = {ln for ln in (cap.line_of(o) for o in loads if o not in asyncs) if ln is not None}
+    remark = _remark_for(remarks, files, set(load_lines) | ({line} if line is not None else set()), sync_lines)
     evidence = _evidence(pipelined, stages, max_stage, copies, len(asyncs), len(tma), buffers)
     return Loop(line=line, pipelined=pipelined, stages=stages, async_loads=len(asyncs), remark=remark,
-                ttgir_line=loop.line, loads=len(loads), tma_loads=len(tma), load_lines=tuple(load_lines),
+                ttgir_line=loop.line, requested_stages=_int_attr(loop, "tt.num_stages") or cap.num_stages,
+                loads=len(loads), tma_loads=len(tma), load_lines=tuple(load_lines),
                 async_lines=tuple(async_lines), buffers=buffers, schedule=schedule, evidence=evidence)
 
 
@@ -442,15 +464,19 @@ def _buffers(module: Module, before: list[Op], asyncs: list[Op]) -> int | None:
     want = {(f.file, f.line) for f in lines if f is not None}
     best = None
     for op in before:
-        if op.name != "ttg.local_alloc":
+        if _op_name(op) != "ttg.local_alloc":
             continue
         f = op.location.user_frame()
         if f is None or (f.file, f.line) not in want:
             continue
         results = _signature(op, module).results
         t = results[0] if results else None
-        if isinstance(t, MemDescType) and len(t.shape) >= 3:
-            best = max(best or 0, t.shape[0])
+        # An empty, mutable allocation one rank above a tile: the copies' ring of buffers
+        # (an allocation initialised from a tensor holds that one tile).
+        ring = isinstance(t, MemDescType) and t.mutable and not op.operands and len(t.shape) >= 2
+        depth = t.shape[0] if ring and isinstance(t, MemDescType) else None
+        if depth is not None:
+            best = max(best or 0, depth)
     return best
 
 
@@ -485,12 +511,12 @@ def intensity_of(cap: "Capture") -> Intensity | None:
     best: tuple[int, int, Op, str] | None = None
     for loop in _loops(module):
         inner = _direct_ops(loop)
-        loads = [o for o in inner if o.name in LOAD_OPS]
+        loads = [o for o in inner if _op_name(o) in LOAD_OPS]
         if not loads:
             continue
         flops, dtype = 0, ""
         for o in inner:
-            if o.name in DOT_OPS:
+            if _op_name(o) in DOT_OPS:
                 got = dot_flops(o, module)
                 if got is not None:
                     flops += got[0]

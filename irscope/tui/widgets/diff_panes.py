@@ -22,7 +22,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.strip import Strip
 
-from irscope.diff.change_list import ChangeItem, ChangeList, Fold
+from irscope.diff.change_list import ChangeItem, ChangeList
 from irscope.irdiff.model import ADDED, CHANGED, MOVED, REMOVED, Change
 from irscope.tui.widgets.ir_view import MARK_SIGNS, IRView
 
