@@ -37,20 +37,23 @@ def _timed(cmd: list[str]) -> float:
     return took
 
 
-def _remarks(bundle: str) -> tuple[int, list[str]]:
+def _bundle_figures(bundle: str) -> tuple[int, list[str], float]:
+    """(remarks stored, the captures' remark states, the sum of their compile times)."""
     con = sqlite3.connect(bundle)
     try:
         n = con.execute("SELECT count(*) FROM remarks").fetchone()[0]
         states = [r[0] for r in con.execute("SELECT DISTINCT remarks FROM captures")]
+        compile_s = con.execute("SELECT coalesce(sum(compile_seconds), 0) FROM captures").fetchone()[0]
     finally:
         con.close()
-    return n, states
+    return n, states, compile_s
 
 
 def bench(script: str, runs: int, script_args: list[str]) -> dict:
     on_t: list[float] = []
     off_t: list[float] = []
-    counts: dict[str, tuple[int, list[str]]] = {}
+    counts: dict[str, tuple[int, list[str], float]] = {}
+    compile_s: dict[str, list[float]] = {"on": [], "off": []}
     for i in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
             def cmd(name: str, *flags: str) -> list[str]:
@@ -61,7 +64,8 @@ def bench(script: str, runs: int, script_args: list[str]) -> dict:
                 order.reverse()
             for name, c, sink in order:
                 sink.append(_timed(c))
-                counts[name] = _remarks(os.path.join(tmp, f"{name}.irscope"))
+                counts[name] = _bundle_figures(os.path.join(tmp, f"{name}.irscope"))
+                compile_s[name].append(counts[name][2])
     ratios = [a / b for a, b in zip(on_t, off_t)]
     return {
         "script": os.path.relpath(script, ROOT),
@@ -74,6 +78,14 @@ def bench(script: str, runs: int, script_args: list[str]) -> dict:
         "capture_states": {k: v[1] for k, v in counts.items()},
         "remarks_on_s": on_t,
         "remarks_off_s": off_t,
+        # Triton's compile time alone (the hook's timer around each compile), summed over the
+        # run's captures: what the variable could cost inside the compiler, without the
+        # process start, the script and the ingest.
+        "compile_on_median_s": statistics.median(compile_s["on"]),
+        "compile_off_median_s": statistics.median(compile_s["off"]),
+        "compile_ratio_of_medians": statistics.median(compile_s["on"]) / statistics.median(compile_s["off"]),
+        "compile_on_s": compile_s["on"],
+        "compile_off_s": compile_s["off"],
     }
 
 
@@ -92,7 +104,8 @@ def main() -> None:
     for r in results:
         print(f"{r['script']:<36} remarks on {r['remarks_on_median_s']:.2f}s  off {r['remarks_off_median_s']:.2f}s  "
               f"ratio {r['ratio_of_medians']:.3f} (median pair ratio {r['median_pair_ratio']:.3f}, n={r['runs']}; "
-              f"remarks stored {r['remarks_stored']})")
+              f"remarks stored {r['remarks_stored']}); compile alone {r['compile_on_median_s']:.2f}s vs "
+              f"{r['compile_off_median_s']:.2f}s, ratio {r['compile_ratio_of_medians']:.3f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -437,3 +437,32 @@ def test_tensors_from_data_and_cublas_on_the_device(tmp_path, version):
     assert p.returncode == 0 and "script failed" not in p.stderr, p.stderr
     assert _printed(p, "TABLES ") == [["torch.int64", [2], "cuda", "torch.int32"]]
     assert [(c["kernel"], c["target"], c["error"]) for c in ls_json(out)] == [("add_kernel", "sm_90", None)]
+
+
+# -- a host TMA descriptor of Triton 3.2's experimental API (Triton's tutorial 09) ----
+
+HOST_TMA = '''
+import torch, triton, triton.language as tl
+import triton.tools.experimental_descriptor as ed
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+@triton.jit
+def copy_tile(desc, out_ptr, BM: tl.constexpr, BK: tl.constexpr):
+    tile = tl._experimental_descriptor_load(desc, [0, 0], [BM, BK], tl.float16)
+    offs = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
+    tl.store(out_ptr + offs, tile)
+
+a = torch.randn(128, 64, device=DEVICE, dtype=torch.float16)
+out = torch.empty(64, 64, device=DEVICE, dtype=torch.float16)
+desc = ed.create_2d_tma_descriptor(a.data_ptr(), 128, 64, 64, 64, a.element_size())
+copy_tile[(1,)](desc, out, BM=64, BK=64)
+'''
+
+
+@pytest.mark.slow
+def test_host_tma_descriptor_of_triton_3_2_compiles_its_kernel(tmp_path):
+    script = write_script(tmp_path, "host_tma.py", HOST_TMA)
+    out = tmp_path / "h.irscope"
+    p = irscope("run", script, "--python", _python("3.2"), "--target", "sm_90", "-o", out)
+    assert p.returncode == 0 and "script failed" not in p.stderr, p.stderr
+    assert [(c["kernel"], c["target"], c["error"]) for c in ls_json(out)] == [("copy_tile", "sm_90", None)]

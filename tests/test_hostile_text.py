@@ -111,3 +111,15 @@ def test_errors_print_labels_verbatim(hostile):
     assert p.returncode == 1 and "Traceback" not in p.stderr
     (line,) = p.stderr.splitlines()
     assert "[bold]nope" in line and "mode=[bold]b[/bold] [/] [r" in line
+
+
+def test_explain_prints_titles_and_source_verbatim(hostile):
+    bundle, _, _ = hostile
+    with irscope.open(bundle) as b:
+        cap = b.capture("hostile_kernel", variant="0")
+        title = cap.title()
+        line = next(i for i in range(cap.source.first_line, cap.source.last_line + 1)
+                    if "device_print" in (cap.source.line(i) or ""))
+        source_line = cap.source.line(line).strip()
+    out = _ok("explain", bundle, "hostile_kernel", "--variant", "0")
+    assert title in out and source_line in out

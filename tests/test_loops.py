@@ -207,3 +207,21 @@ def test_other_tritons(tmp_path, version):
     assert not rowsum.pipelined and ranged.pipelined and ranged.stages == 3
     assert _cap(out, "resident_a_kernel").intensity().verdict == VERDICT_COMPUTE
     assert _cap(out, "gemm_kernel", num_stages=3).intensity().ratio == pytest.approx(32.0)
+
+
+@pytest.mark.slow
+def test_amd_pipelines_through_registers(tmp_path):
+    # gfx942 (Triton 3.6): the GEMM's loads stay amdg.buffer_load, issued a stage ahead
+    # and stored into a 2-deep LDS ring; the last iterations are peeled after the loop
+    from conftest import ROOT, irscope as run
+
+    out = tmp_path / "amd.irscope"
+    run("run", ROOT / "tests" / "kernels" / "why_loops.py", "--target", "gfx942", "-o", out, "-q", check=True)
+    cap = _cap(out, "gemm_kernel", "gfx942", num_stages=3)
+    (loop,) = cap.loops()
+    assert loop.pipelined and loop.stages == 3 and loop.async_loads == 0 and loop.buffers == 2
+    assert loop.schedule is not None and loop.schedule.epilogue.count("tt.dot") == 2
+    assert loop.schedule.prologue.count("amdg.buffer_load") == 4
+    (once,) = _cap(out, "gemm_kernel", "gfx942", num_stages=1).loops()
+    assert not once.pipelined
+    assert cap.intensity().device == "AMD Instinct MI300X"

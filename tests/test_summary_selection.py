@@ -185,11 +185,11 @@ def _command(name: str, kernel: str, target: str | None, variant: str | None, li
     base = {"cat": ["--stage", "ttir"], "show": ["--line", str(py), "--json"], "passes": ["--json"],
             "links": ["--stage", "ttgir", "--op-line", str(op), "--json"],
             "export": ["--stage", "ttir", "-o", str(tmp / "out.svg")],
-            "layout": ["--op-line", str(op), "--format", "json"], "open": []}[name]
+            "layout": ["--op-line", str(op), "--format", "json"], "open": [], "explain": ["--json"]}[name]
     return [name, SAMPLES, kernel, *flags, *base]
 
 
-COMMANDS = ("cat", "show", "passes", "links", "diff", "export", "layout", "open", "report")
+COMMANDS = ("cat", "show", "passes", "links", "diff", "export", "layout", "open", "report", "explain")
 
 
 @pytest.mark.parametrize("name", COMMANDS)

@@ -97,6 +97,8 @@ def render(cap: Capture, ex: Explanation, lines: tuple[LineExplanation, ...], on
     else:
         console.print(Text("No op of any stage, and no remark, belongs to that line.", style="dim"))
     _remarks(console, ex, lines)
+    if not ex.has_ptx:
+        console.print(Text("global accesses: not read (the capture has no PTX)", style="dim"))
     if not ex.has_sass:
         console.print(Text("spills: unknown (the capture has no SASS)", style="dim"))
     elif not one_line:
@@ -108,9 +110,14 @@ def render(cap: Capture, ex: Explanation, lines: tuple[LineExplanation, ...], on
     _intensity(console, ex)
     occ = ex.occupancy
     console.print(Text("occupancy: ", style="bold") + Text(
-        "unknown" if occ is None else f"{occupancy_text(occ)} ({occ.blocks_per_sm} blocks of {occ.num_warps} warps "
-                                      f"per SM, limited by {occ.limited_by}; {occ.fraction:.0%} of the warp slots)"))
+        "unknown" if occ is None else f"{occupancy_text(occ)} ({_n(occ.blocks_per_sm, 'block')} of "
+                                      f"{_n(occ.num_warps, 'warp')} per SM, limited by {occ.limited_by}; "
+                                      f"{occ.fraction:.0%} of the warp slots)"))
     console.print(Text("hints: ", style="bold") + Text("not computed by this version", style="dim"))
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _remarks(console: Console, ex: Explanation, lines: tuple[LineExplanation, ...]) -> None:
@@ -136,8 +143,8 @@ def _loops(console: Console, ex: Explanation) -> None:
     console.print(Text("loops:", style="bold"))
     for lp in ex.loops:
         where = f"line {lp.line}" if lp.line is not None else f"ttgir line {lp.ttgir_line}"
-        how = (f"pipelined, {lp.stages} stages, {lp.async_loads} of {lp.loads} loads asynchronous"
-               if lp.pipelined else f"not pipelined ({lp.loads} loads)")
+        how = (f"pipelined, {lp.stages} stages, {lp.async_loads} of {_n(lp.loads, 'load')} asynchronous"
+               if lp.pipelined else f"not pipelined ({_n(lp.loads, 'load')})")
         console.print(Text(f"  {where}: ") + Text(how, style="green" if lp.pipelined else "yellow"))
         if lp.remark:
             console.print(Text("    remark: ", style="dim") + Text(lp.remark))

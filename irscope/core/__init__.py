@@ -22,7 +22,8 @@ from irscope.core.summary import CaptureSummary, occupancy_text
 from irscope.core.target import Target, normalise_target
 from irscope.core.variant import Variant
 
-_LAZY = {"Failure": "failure", "Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
+_LAZY = {"Explanation": "explain", "LineExplanation": "explain", "LineCosts": "line_costs",
+         "GlobalAccess": "line_costs", "Failure": "failure", "Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
          "Pass": "passes", "PassStep": "pass_steps", "StepCounts": "pass_steps", "LineOps": "lines",
          "UserFunctions": "user_functions", "Remark": "remarks", "RemarkSet": "remarks", "UserFunction": "user_functions", "FunctionLine": "user_functions",
          "Loop": "loops", "Intensity": "loops", "Peaks": "peaks"}
@@ -36,7 +37,8 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"irscope.core.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'irscope.core' has no attribute {name!r}")
 
-__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "FORMATS", "Failure", "IRFile", "Intensity", "LineOps", "Loop", "Occupancy", "OpLinks", "OpOrigin", "Pass", "Peaks",
+__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "Explanation", "GlobalAccess", "LineCosts",
+           "LineExplanation", "FORMATS", "Failure", "IRFile", "Intensity", "LineOps", "Loop", "Occupancy", "OpLinks", "OpOrigin", "Pass", "Peaks",
            "PassRef", "PassStep", "StepCounts", "Remark", "RemarkSet", "Resources", "Run", "Source", "Stage", "StageOrigins", "Target", "UserFunction",
            "UserFunctions", "FunctionLine", "Variant",
            "normalise_target", "occupancy_text", "open_bundle", "parse_text", "read_ir_file", "select_capture"]

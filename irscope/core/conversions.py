@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING
 from irscope.compiler.stages import TTGIR
 from irscope.core.target import Target
 from irscope.errors import IrscopeError
-from irscope.ir.layouts import DistributedEncoding, LayoutError
+from irscope.ir.layouts import DistributedEncoding, LayoutError, LinearLayout
 from irscope.ir.layouts.conversion_scratch import scratch_of
-from irscope.ir.layouts.convert_layout import REGISTERS, SHARED_MEMORY, VIAS, WARP_SHUFFLE, conversion_via, from_linear
+from irscope.ir.layouts.convert_layout import (REGISTERS, SHARED_MEMORY, VIAS, WARP_SHUFFLE, conversion_via,
+                                               from_linear, moved_dims)
 from irscope.ir.model import Module, Op
 from irscope.ir.result_types import op_result_types
 from irscope.ir.types import PointerType, ScalarType, TensorType
@@ -37,6 +38,7 @@ __all__ = ["CONVERT_LAYOUT", "Conversion", "REGISTERS", "SHARED_MEMORY", "VIAS",
            "allocation_snapshot", "conversions_of", "triton_allocations"]
 
 CONVERT_LAYOUT = "ttg.convert_layout"
+_CONVERT_OPS = frozenset({CONVERT_LAYOUT, "triton_gpu.convert_layout"})  # older Tritons name the dialect triton_gpu
 _ALLOCATION_PASS = re.compile(r"Allocate\w*SharedMemory")
 
 
@@ -152,11 +154,11 @@ def triton_allocations(cap: "Capture") -> dict[int, bool]:
     if snap is None or TTGIR not in cap.stages:
         return {}
     final = cap.stage(TTGIR).module
-    theirs = [(o, _type_key(o, snap)) for o in snap.ops() if o.name == CONVERT_LAYOUT]
+    theirs = [(o, _type_key(o, snap)) for o in snap.ops() if o.name in _CONVERT_OPS]
     out: dict[int, bool] = {}
     j = 0
     for op in final.ops():
-        if op.name != CONVERT_LAYOUT:
+        if op.name not in _CONVERT_OPS:
             continue
         key = _type_key(op, final)
         k = next((i for i in range(j, len(theirs)) if theirs[i][1] == key), None)
@@ -175,46 +177,63 @@ def _nvidia_capability(target: str) -> int | None:
     return t.arch if t.vendor == "nvidia" and isinstance(t.arch, int) else None
 
 
+def _decoded(src: TensorType, dst: TensorType, aliases: dict[str, str]) \
+        -> tuple[LinearLayout, LinearLayout, int] | str:
+    """Both sides' linear layouts and the element width, or why they cannot be had."""
+    s_enc, d_enc = src.encoding(aliases), dst.encoding(aliases)
+    bits = _element_bits(src)
+    if not isinstance(s_enc, DistributedEncoding) or not isinstance(d_enc, DistributedEncoding) \
+            or None in src.shape or None in dst.shape or bits is None:
+        return "layouts not decoded (not two distributed layouts of a static shape)"
+    try:
+        return (s_enc.to_linear([n or 0 for n in src.shape]), d_enc.to_linear([n or 0 for n in dst.shape]), bits)
+    except LayoutError as exc:
+        return f"layouts not decoded ({exc})"
+
+
 def _conversion(cap: "Capture", op: Op, module: Module, triton: dict[int, bool], cc: int | None) -> Conversion:
     aliases = module.encodings
+    recorded = triton.get(op.line)
     got = _sides(op, module)
-    src_text = dst_text = type_text = ""
-    note = None
-    if got is not None:
+    if got is None:
+        why: str = "the op's types are not two tensors"
+        src_text = dst_text = type_text = ""
+    else:
         src, dst = got
         src_text = _spelled_out(src.encoding_text(aliases) or "", aliases)
         dst_text = _spelled_out(dst.encoding_text(aliases) or "", aliases)
         type_text = str(dst)
-        s_enc, d_enc = src.encoding(aliases), dst.encoding(aliases)
-        bits = _element_bits(src)
-        if isinstance(s_enc, DistributedEncoding) and isinstance(d_enc, DistributedEncoding) \
-                and None not in src.shape and bits is not None:
-            try:
-                s_ll = s_enc.to_linear([int(n) for n in src.shape if n is not None])
-                d_ll = d_enc.to_linear([int(n) for n in dst.shape if n is not None])
-            except LayoutError as exc:
-                note = f"layouts not decoded ({exc})"
-            else:
-                via = conversion_via(s_ll, d_ll)
-                if via != SHARED_MEMORY:
-                    return Conversion(op.line, cap.line_of(op), src_text, dst_text, via, 0, None, type_text,
-                                      triton_allocated=triton.get(op.line))
-                sc = scratch_of(from_linear(s_ll), from_linear(d_ll), bits, cc)
-                return Conversion(op.line, cap.line_of(op), src_text, dst_text, via, sc.bytes, sc.bank_conflicts,
-                                  type_text, sc.store_ways, sc.load_ways, sc.instructions,
-                                  triton_allocated=triton.get(op.line))
-        else:
-            note = "layouts not decoded (not two distributed layouts of a static shape)"
-    else:
-        note = "the op's types are not two tensors"
-    recorded = triton.get(op.line)
+        decoded = _decoded(src, dst, aliases)
+        if not isinstance(decoded, str):
+            s_ll, d_ll, bits = decoded
+            via = conversion_via(s_ll, d_ll)
+            note = None
+            if recorded is not None and recorded != (via == SHARED_MEMORY):
+                # Older Tritons decide by other rules (3.2 allocates scratch for some
+                # conversions 3.6 does in registers): Triton's recorded choice wins.
+                rule = via
+                if recorded:
+                    via = SHARED_MEMORY
+                else:
+                    via = REGISTERS if set(moved_dims(s_ll, d_ll)) <= {"register"} else WARP_SHUFFLE
+                note = (f"Triton {cap.triton_version}'s allocation pass "
+                        f"{'gave it' if recorded else 'gave it no'} scratch memory; the rule irscope "
+                        f"computes (Triton 3.6's) says {rule}")
+            if via != SHARED_MEMORY:
+                return Conversion(op.line, cap.line_of(op), src_text, dst_text, via, 0, None, type_text,
+                                  triton_allocated=recorded, note=note)
+            sc = scratch_of(from_linear(s_ll), from_linear(d_ll), bits, cc)
+            return Conversion(op.line, cap.line_of(op), src_text, dst_text, via, sc.bytes, sc.bank_conflicts,
+                              type_text, sc.store_ways, sc.load_ways, sc.instructions,
+                              triton_allocated=recorded, note=note)
+        why = decoded
     if recorded is not None:
         via = SHARED_MEMORY if recorded else REGISTERS
-        note = f"{note}; via from Triton's allocation pass (no scratch: registers or warp shuffles)" \
-            if not recorded else f"{note}; via from Triton's allocation pass"
+        note = (f"{why}; via from Triton's allocation pass" if recorded else
+                f"{why}; Triton's allocation pass gave it no scratch memory (registers or warp shuffles)")
     else:
         via = SHARED_MEMORY
-        note = f"{note}; assumed shared memory (no allocation snapshot to read Triton's choice from)"
+        note = f"{why}; assumed shared memory (no allocation snapshot to read Triton's choice from)"
     return Conversion(op.line, cap.line_of(op), src_text, dst_text, via, 0, None, type_text,
                       triton_allocated=recorded, note=note)
 
@@ -225,7 +244,7 @@ def conversions_of(cap: "Capture") -> tuple[Conversion, ...]:
     if TTGIR not in cap.stages:
         return ()
     module = cap.stage(TTGIR).module
-    ops = [op for op in module.ops() if op.name == CONVERT_LAYOUT]
+    ops = [op for op in module.ops() if op.name in _CONVERT_OPS]
     if not ops:
         return ()
     triton = triton_allocations(cap)

@@ -184,7 +184,9 @@ def _pointer_tensor(op: Op, aliases) -> tuple[TensorType | None, Type | None]:
     for t in (*sig.operands, *sig.results):
         if isinstance(t, TensorType) and isinstance(t.element, PointerType):
             return t, t.element.pointee
-        if isinstance(t, PointerType) and t.pointee is not None and not isinstance(t.pointee, TensorType):
+        if isinstance(t, PointerType) and isinstance(t.pointee, TensorType):
+            return t.pointee, t.pointee.element  # a block pointer: its tensor holds the layout
+        if isinstance(t, PointerType) and t.pointee is not None:
             return None, t.pointee  # a scalar pointer: one element per access
     for t in (*sig.results, *sig.operands):
         if isinstance(t, TensorType):
@@ -275,6 +277,9 @@ class GlobalAccess:
     """Whether any of the PTX instructions carries a guard predicate."""
     column: int = 0
     """The source column of the access (its position on the line)."""
+    source_line: int | None = None
+    """The Python line of the access itself (a line of the statement: the statement's
+    first line unless the call starts on a later one)."""
 
     @property
     def max_bits(self) -> int | None:
@@ -292,7 +297,8 @@ class GlobalAccess:
         return {"kind": self.kind, "bits": self.bits, "elements": self.elements, "max_elements": self.max_elements,
                 "masked": self.masked, "instructions": self.instructions, "path": self.path, "atomic": self.atomic,
                 "opcode": self.opcode, "op": self.op, "ttgir_line": self.ttgir_line,
-                "element_type": self.element_type, "predicated": self.predicated, "column": self.column}
+                "element_type": self.element_type, "predicated": self.predicated, "column": self.column,
+                "source_line": self.source_line}
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +324,8 @@ class LineCosts:
     """SASS instruction class -> count (only the classes the line has)."""
     sass_global: dict[str, int] = field(default_factory=dict)
     """SASS global-memory opcodes (``LDG.E.128``, ``LDGSTS.E.BYPASS.128``) -> count."""
+    statement_lines: tuple[int, ...] = ()
+    """Every line of the statement (``line`` is its first); empty when unknown."""
 
     @property
     def spills(self) -> int:
@@ -329,7 +337,8 @@ class LineCosts:
                 "global_accesses": [a.to_json() for a in self.global_accesses],
                 "shared_tensor": dict(self.shared_tensor), "spills": self.spills,
                 "spill_loads": self.spill_loads, "spill_stores": self.spill_stores, "barriers": self.barriers,
-                "sass_by_class": dict(self.sass_by_class), "sass_global": dict(self.sass_global)}
+                "sass_by_class": dict(self.sass_by_class), "sass_global": dict(self.sass_global),
+                "statement_lines": list(self.statement_lines or (self.line,))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +372,7 @@ def _frame_key(op: Op) -> tuple[int, int] | None:
     return None if fr is None else (fr.line, fr.col)
 
 
-def _tt_index(ops: list[Op], aliases) -> list[tuple[Op, str, bool, tuple[int, int] | None]]:
+def _tt_index(ops: list[Op]) -> list[tuple[Op, str, bool, tuple[int, int] | None]]:
     out = []
     for op in ops:
         got = tt_access_kind(op)
@@ -388,7 +397,7 @@ def _match(kind: str, atomic: bool, key: tuple[int, int] | None,
 def global_accesses(ptx_ops: list[Op], ttgir_ops: list[Op], aliases) -> tuple[GlobalAccess, ...]:
     """The global accesses of one line: its PTX access instructions grouped by the
     TTGIR op they lower and their width."""
-    tt = _tt_index(ttgir_ops, aliases)
+    tt = _tt_index(ttgir_ops)
     groups: dict[tuple, list[Op]] = {}
     facts: dict[tuple, tuple[str, str, bool, Op | None, int | None]] = {}
     for ins in ptx_ops:
@@ -428,7 +437,7 @@ def global_accesses(ptx_ops: list[Op], ttgir_ops: list[Op], aliases) -> tuple[Gl
             kind=kind, bits=bits, elements=elements, max_elements=most, masked=masked, instructions=len(instrs),
             path=path, atomic=atomic, opcode=instrs[0].name, op=owner.name if owner is not None else None,
             ttgir_line=owner.line if owner is not None else None, element_type=element_type,
-            predicated=predicated, column=key[1] if key else 0))
+            predicated=predicated, column=key[1] if key else 0, source_line=key[0] if key else None))
     out.sort(key=lambda a: (a.ttgir_line or 0, a.column, a.kind, a.bits or 0))
     return tuple(out)
 
@@ -492,6 +501,9 @@ def _build(cap: "Capture") -> LineCostTable:
     lines = []
     attributed = 0
     for fn in cap.user_functions().functions:
+        spans: dict[int, list[int]] = {}
+        for fl in fn.lines:
+            spans.setdefault(fl.statement, []).append(fl.line)
         for fl in fn.lines:
             if fl.statement != fl.line or not any(fl.counts.values()):
                 continue
@@ -506,7 +518,7 @@ def _build(cap: "Capture") -> LineCostTable:
                 global_accesses=global_accesses(ptx, ops.get(TTGIR, []), aliases), shared_tensor=_shared(ptx),
                 spill_loads=loads, spill_stores=stores,
                 barriers=sum(1 for i in ptx if classify(i.name, PTX) == BARRIER),
-                sass_by_class=by_class, sass_global=glob))
+                sass_by_class=by_class, sass_global=glob, statement_lines=tuple(spans.get(fl.line, ()))))
     total = sum(sass_spills(sass_ops)) if sass_ops is not None else 0
     return LineCostTable(tuple(lines), total - attributed, total, has_ptx, sass_ops is not None)
 

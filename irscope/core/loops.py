@@ -41,16 +41,19 @@ if TYPE_CHECKING:
     from irscope.core.capture import Capture
 
 LOOP_OP = "scf.for"
-ASYNC_COPY_OPS = frozenset({"ttg.async_copy_global_to_local", "amdgpu.buffer_load_to_local"})
+# (AMD's dialect prints as ``amdg.`` in Triton 3.6, ``amdgpu.`` in 3.3 to 3.5.)
+ASYNC_COPY_OPS = frozenset({"ttg.async_copy_global_to_local", "amdgpu.buffer_load_to_local",
+                            "amdg.buffer_load_to_local"})
 TMA_OPS = frozenset({"ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather"})
 LOAD_OPS = frozenset({"tt.load", "tt.descriptor_load", "tt.experimental_descriptor_load", "tt.descriptor_gather",
-                      "amdgpu.buffer_load", *ASYNC_COPY_OPS, *TMA_OPS})
+                      "amdgpu.buffer_load", "amdg.buffer_load", *ASYNC_COPY_OPS, *TMA_OPS})
 """Ops that read global memory into a tile (registers or shared memory)."""
 DOT_OPS = frozenset({"tt.dot", "tt.dot_scaled", "ttng.warp_group_dot", "ttng.tc_gen5_mma",
                      "ttng.tc_gen5_mma_scaled"})
 # The pass that expands loops into prologue, steady state and epilogue, by its argument
 # (Triton 3.0 to 3.9 on NVIDIA; AMD's stream pipeliner).
-PIPELINER_ARGUMENTS = ("tritongpu-pipeline", "tritonamdgpu-stream-pipeline", "tritonamdgpu-stream-pipeline-v2")
+PIPELINER_ARGUMENTS = ("tritongpu-pipeline", "tritonamdgpu-pipeline", "tritonamdgpu-stream-pipeline",
+                       "tritonamdgpu-stream-pipeline-v2")
 PIPELINE_REMARK_WORDS = ("pipelin",)
 # A remark at a load that stayed synchronous explaining why: an access too narrow for an
 # asynchronous copy (cp.async moves 4, 8 or 16 bytes) is what keeps a load out of them.
@@ -197,42 +200,39 @@ def _siblings(loop: Op) -> list[Op]:
     return []
 
 
-def _drain_run(ops: list[Op], start: int) -> int:
-    """Index just past the run of drain ops (waits, deallocations) starting at ``start``."""
-    i = start
-    while i < len(ops) and _op_name(ops[i]) in DRAIN_OPS:
-        i += 1
-    return i
+def _loop_lines(cap: "Capture", loop: Op) -> set[int]:
+    """The Python lines of the loop and of the ops of its own body."""
+    return {ln for ln in (cap.line_of(o) for o in [loop, *_direct_ops(loop)]) if ln is not None}
 
 
-def _around(loop: Op) -> tuple[list[Op], list[Op]]:
-    """The ops of the loop's block before it (back to the previous loop and the waits
-    that drain it) and after it (up to the next loop), each with their nested ops."""
+def _epilogue_ops(cap: "Capture", loop: Op, lines: set[int]) -> list[Op]:
+    """The run of ops right after the loop that drain it (waits, deallocations) or
+    finish its last iterations (ops on the loop's ``lines``: AMD's pipeliner peels
+    them, each under an ``scf.if``); a new buffer, the return or another line ends it
+    (the code after the loop, or the next loop's prologue, starts there)."""
+    ops = _siblings(loop)
+    at = next((i for i, o in enumerate(ops) if o is loop), len(ops))
+    out: list[Op] = []
+    for op in ops[at + 1:]:
+        name = _op_name(op)
+        if name in ("ttg.local_alloc", LOOP_OP, "tt.return"):
+            break
+        if name not in DRAIN_OPS and cap.line_of(op) not in lines:
+            break
+        out.append(op)
+    return out
+
+
+def _before(cap: "Capture", loop: Op) -> list[Op]:
+    """The ops of the loop's block before it, back to the previous loop's epilogue,
+    each with its nested ops."""
     ops = _siblings(loop)
     at = next((i for i, o in enumerate(ops) if o is loop), None)
     if at is None:
-        return [], []
+        return []
     prev = max((i for i, o in enumerate(ops[:at]) if _op_name(o) == LOOP_OP), default=None)
-    start = 0 if prev is None else _drain_run(ops, prev + 1)
-    end = next((i for i in range(at + 1, len(ops)) if _op_name(ops[i]) == LOOP_OP), len(ops))
-    before = [n for o in ops[start:at] for n in o.walk()]
-    after = [n for o in ops[at + 1:end] for n in o.walk()]
-    return before, after
-
-
-def _epilogue(cap: "Capture", loop: Op, inside: set[tuple[str, int | None]]) -> tuple[str, ...]:
-    """The run of ops right after the loop that drain it (waits, deallocations) or
-    repeat its body's ops (a peeled last iteration); a new buffer ends it (the next
-    loop's prologue starts there)."""
-    ops = _siblings(loop)
-    at = next((i for i, o in enumerate(ops) if o is loop), len(ops))
-    out = []
-    for op in ops[at + 1:]:
-        if _op_name(op) in DRAIN_OPS or (_op_name(op) not in ("ttg.local_alloc", LOOP_OP) and _key(cap, op) in inside):
-            out.append(_op_name(op))
-        else:
-            break
-    return tuple(out)
+    start = 0 if prev is None else prev + 1 + len(_epilogue_ops(cap, ops[prev], _loop_lines(cap, ops[prev])))
+    return [n for o in ops[start:at] for n in o.walk()]
 
 
 def _int_attr(op: Op, name: str) -> int | None:
@@ -274,7 +274,9 @@ def load_bytes(op: Op, module: Module) -> int | None:
     if _op_name(op) in ASYNC_COPY_OPS:
         candidates = list(sig.operands[:1])  # the pointer tensor
     elif _op_name(op) in TMA_OPS:
-        candidates = [t for t in sig.operands if isinstance(t, MemDescType)]
+        # the destination buffer: the largest shared-memory operand (the barrier is one too)
+        candidates = sorted((t for t in sig.operands if isinstance(t, MemDescType)),
+                            key=lambda t: -(_tile_bits(t) or 0))
     else:
         candidates = list(sig.results[:1])
     for t in candidates:
@@ -286,7 +288,10 @@ def load_bytes(op: Op, module: Module) -> int | None:
 
 def dot_flops(op: Op, module: Module) -> tuple[int, str] | None:
     """2*M*N*K (times the batch) of one dot tile, and its operand class for the peak
-    table; None when the operand shapes are unknown."""
+    table; None when the operand shapes are unknown, and for scaled dots
+    (``tt.dot_scaled``), whose operand types do not give K directly."""
+    if "scaled" in _op_name(op):
+        return None  # operands interleaved with their scales, fp4 packed two per byte
     sig = _signature(op, module)
     shapes = [t for t in sig.operands if isinstance(t, (TensorType, MemDescType))]
     if len(shapes) < 2 or len(shapes[0].shape) < 2 or len(shapes[1].shape) < 2:
@@ -416,7 +421,7 @@ def _one_loop(cap: "Capture", module: Module, loop: Op, inner: list[Op], loads: 
     tma = [o for o in loads if _op_name(o) in TMA_OPS]
     load_lines = sorted({ln for ln in (cap.line_of(o) for o in loads) if ln is not None})
     async_lines = sorted({ln for ln in (cap.line_of(o) for o in asyncs) if ln is not None})
-    before = _around(loop)[0]
+    before = _before(cap, loop)
     # Prologue copies of each load: the same load op on the same line, before the loop.
     ahead = Counter(_key(cap, o) for o in before if _op_name(o) in LOAD_OPS)
     copies = max((ahead[_key(cap, o)] for o in loads), default=0)
@@ -426,14 +431,14 @@ def _one_loop(cap: "Capture", module: Module, loop: Op, inner: list[Op], loads: 
         stages = max_stage + 1 if max_stage is not None else copies + 1
     else:
         stages = 1
-    buffers = _buffers(module, before, asyncs)
+    # the ring the copies fill; a loop pipelined through registers (AMD) stores its
+    # loads into one too
+    buffers = _buffers(module, before, asyncs or (loads if copies else []))
     schedule = None
     if pipelined:
         inside = {_key(cap, o) for o in inner}
-        lines = {ln for ln in (cap.line_of(o) for o in inner) if ln is not None}
-        if line is not None:
-            lines.add(line)
-        old_before = _around(before_loop)[0] if before_loop is not None else []
+        lines = _loop_lines(cap, loop)
+        old_before = _before(cap, before_loop) if before_loop is not None else []
         steady: list[tuple[int, tuple[str, ...]]] = []
         if before_loop is not None and max_stage is not None:
             by_stage: dict[int, list[str]] = {}
@@ -443,7 +448,8 @@ def _one_loop(cap: "Capture", module: Module, loop: Op, inner: list[Op], loads: 
                     by_stage.setdefault(s, []).append(_op_name(o))
             steady = [(s, tuple(by_stage[s])) for s in sorted(by_stage)]
         schedule = Schedule(_copies(cap, before, inside, lines, old_before), tuple(steady),
-                            _epilogue(cap, loop, inside))
+                            tuple(_op_name(o) for e in _epilogue_ops(cap, loop, lines) for o in e.walk()
+                                  if _op_name(o) != "scf.yield"))
     files = {os.path.basename(f.file) for f in (o.location.user_frame() for o in [loop, *loads]) if f is not None}
     sync_lines = {ln for ln in (cap.line_of(o) for o in loads if o not in asyncs) if ln is not None}
     remark = _remark_for(remarks, files, set(load_lines) | ({line} if line is not None else set()), sync_lines)
@@ -456,7 +462,8 @@ def _one_loop(cap: "Capture", module: Module, loop: Op, inner: list[Op], loads: 
 
 def _buffers(module: Module, before: list[Op], asyncs: list[Op]) -> int | None:
     """Leading dimension of the multi-buffered allocations made before the loop on the
-    lines of its copies (a copy's destination is one slice of one of them)."""
+    lines of ``asyncs`` (its copies, or its pipelined loads: their destination is one
+    slice of one of them)."""
     if not asyncs:
         return None
     lines = {o.location.user_frame() for o in asyncs}

@@ -29,7 +29,7 @@ from .linear import LinearLayout
 from .owners import LayoutMap
 
 __all__ = ["MOVE_KINDS", "REGISTERS", "SHARED_MEMORY", "VIAS", "WARP_SHUFFLE", "Ll", "conversion_via",
-           "element_moves", "from_linear",
+           "element_moves", "from_linear", "moved_dims",
            "invert_and_compose", "minimal_conversion", "mixed_transpositions", "remove_broadcast_registers"]
 
 REGISTERS, WARP_SHUFFLE, SHARED_MEMORY = "registers", "warp_shuffle", "shared_memory"
@@ -297,12 +297,19 @@ def mixed_transpositions(src: Ll, dst: Ll) -> int | None:
     return mixed
 
 
+def moved_dims(src: LinearLayout, dst: LinearLayout) -> tuple[str, ...]:
+    """The hardware dims a conversion from ``src`` to ``dst`` must move data across:
+    the out dims of :func:`minimal_conversion` (``()`` or ``("register",)``: none;
+    ``("register", "lane")``: lanes of a warp; ``warp``/``block`` as well: beyond)."""
+    return tuple(n for n, _ in minimal_conversion(from_linear(src), from_linear(dst)).outs)
+
+
 def conversion_via(src: LinearLayout, dst: LinearLayout) -> str:
     """``registers``, ``warp_shuffle`` or ``shared_memory``: how Triton moves a tensor
     from layout ``src`` to layout ``dst`` (both :func:`~irscope.ir.layouts.to_linear`
     of one shape), by the rule of ``cvtNeedsSharedMemory``."""
     s, d = from_linear(src), from_linear(dst)
-    left = [n for n, _ in minimal_conversion(s, d).outs]
+    left = list(moved_dims(src, dst))
     if left in ([], [REG]):
         return REGISTERS
     if left == [REG, LANE]:

@@ -310,13 +310,18 @@ class DiffPanes(Horizontal):
     @on(IRView.CursorMoved)
     def _follow_cursor(self, event: IRView.CursorMoved) -> None:
         # not stopped: the screen also shows the details of the change under the cursor
-        if self._syncing:
+        # Only the focused pane leads (keys and clicks move it; goto_row moves both),
+        # and to where its cursor is now: these messages arrive after the fact, and a
+        # stale line from a programmatic move must not pull the other pane back.
+        mine = event.ir_view
+        if self._syncing or not mine.has_focus:
             return
-        other = self.pane_b if event.ir_view.id == "pane-a" else self.pane_a
-        if other.cursor_line != event.line:
+        other = self.pane_b if mine.id == "pane-a" else self.pane_a
+        line = mine.cursor_line
+        if other.cursor_line != line:
             self._syncing = True
             try:
-                other.cursor_line = event.line
+                other.cursor_line = line
             finally:
                 self._syncing = False
 
