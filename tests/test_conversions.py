@@ -273,3 +273,93 @@ def test_scratch_of_repeats_shrink_the_buffer():
 def test_conversions_of_a_capture_without_ttgir_is_empty():
     cap = next(c for c in irscope.open(DATA / "learner_sm90.irscope").captures() if c.kernel == "frontend_kernel")
     assert conversions_of(cap) == ()
+
+
+def _span(bases, index: int) -> int:
+    v = 0
+    for i, b in enumerate(bases):
+        if index >> i & 1:
+            v ^= b
+    return v
+
+
+def _hit_banks(side, smem, bits: int) -> int | None:
+    """The worst n-way bank conflict of one ld/st.shared instruction, counted from the
+    addresses: every lane of a warp accesses its vector at the swizzled offset of its
+    element; lanes split into phases when a vector is wider than a 4-byte bank word;
+    n-way = the most distinct words one bank serves in a phase. None when the vector
+    packs several warps' elements into one word (not an access of one thread)."""
+    from irscope.ir.layouts.convert_layout import LANE, REG, WARP
+
+    regs = list(side.bases(REG))
+    if not all(v in regs for v in smem.vector):
+        return None
+    offset_bases = list(smem.vector) + list(smem.bank) + list(smem.segment)
+    offset_of = {}
+    for o in range(1 << len(offset_bases)):
+        for r in range(1 << len(smem.reps)):  # every repetition reuses the same buffer
+            offset_of[_span(offset_bases, o) ^ _span(smem.reps, r)] = o
+    lanes, warps = list(side.bases(LANE)), list(side.bases(WARP))
+    others = [b for b in regs if b not in smem.vector]
+    words = max(1, (1 << len(smem.vector)) * bits // 32)
+    per_phase = 32 // words if words > 1 else 32
+    worst = 1
+    for w in range(1 << len(warps)):
+        for r in range(1 << len(others)):
+            base = _span(warps, w) ^ _span(others, r)
+            for first in range(0, 1 << len(lanes), per_phase):
+                banks: dict[int, set[int]] = {}
+                for lane in range(first, min(first + per_phase, 1 << len(lanes))):
+                    word = offset_of[base ^ _span(lanes, lane)] * bits // 32
+                    for k in range(words):
+                        banks.setdefault((word + k) % 32, set()).add(word + k)
+                worst = max(worst, max(len(v) for v in banks.values()))
+    return worst
+
+
+@pytest.mark.parametrize("bits,src,dst,shape,ways", [
+    (16, _blocked([4], [64], [4]), _blocked([1], [64], [4]), [1024], 2),  # wave64: lanes outrun the banks
+    (16, _blocked([8], [32], [4]), _blocked([1], [32], [4]), [1024], 1),
+    (8, _blocked([1, 4], [8, 4], [4, 1], (1, 0)), _blocked([4, 1], [4, 8], [1, 4], (0, 1)), [64, 64], 1),
+    (32, _blocked([1, 1], [1, 32], [4, 1], (1, 0)), _blocked([1, 1], [32, 1], [1, 4], (0, 1)), [128, 32], 1),
+])
+def test_load_conflicts_are_the_banks_the_swizzle_hits(bits, src, dst, shape, ways):
+    """Triton's bank-conflict count of the plain ld/st.shared swizzle, against the banks
+    the swizzled addresses really hit, lane by lane."""
+    from irscope.ir.layouts.conversion_scratch import _ldst
+    from irscope.ir.layouts.convert_layout import remove_broadcast_registers
+
+    s = remove_broadcast_registers(from_linear(_ll(src, shape)))
+    d = remove_broadcast_registers(from_linear(_ll(dst, shape)))
+    smem, (read, write) = _ldst(s, d, bits)
+    assert read + 1 == ways == _hit_banks(d, smem, bits)
+    stored = _hit_banks(s, smem, bits)
+    assert stored is None or stored == write + 1
+
+
+def test_captured_conflicts_are_the_banks_the_swizzle_hits():
+    """The same count on every captured NVIDIA conversion lowered with ld/st.shared."""
+    from irscope.ir.layouts.conversion_scratch import _ldst
+    from irscope.ir.layouts.convert_layout import remove_broadcast_registers
+
+    checked = 0
+    for name, cap in _captures():
+        if not cap.target.startswith("sm_"):
+            continue
+        module = cap.stage("ttgir").module
+        for conv in cap.conversions():
+            if conv.instructions != ("st.shared", "ld.shared"):
+                continue
+            op = next(o for o in module.ops() if o.line == conv.ttgir_line)
+            t = op.signature(module.encodings).operands[0]
+            shape = [int(n) for n in t.shape]
+            bits = max(8, 64 if "ptr" in str(t.element) else t.element.bits)
+            s = remove_broadcast_registers(from_linear(decode_encoding(conv.source).to_linear(shape)))
+            d = remove_broadcast_registers(from_linear(decode_encoding(conv.destination).to_linear(shape)))
+            smem, _ = _ldst(s, d, bits)
+            for side, ways in ((s, conv.store_conflicts), (d, conv.load_conflicts)):
+                hit = _hit_banks(side, smem, bits)
+                if hit is not None:
+                    assert hit == ways, f"{name} {cap} line {conv.ttgir_line}"
+                    checked += 1
+    assert checked >= 10

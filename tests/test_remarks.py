@@ -61,8 +61,10 @@ def runs(tmp_path_factory):
         "on": _capture(tmp, "on", "ok"),
         "off": _capture(tmp, "off", "ok", "--no-remarks"),
         "fail": _capture(tmp, "fail", "fail"),
+        "crash": _capture(tmp, "crash", "crash"),
         "direct_ok": _direct(sys.executable, "ok", tmp),
         "direct_fail": _direct(sys.executable, "fail", tmp),
+        "direct_crash": _direct(sys.executable, "crash", tmp),
     }
 
 
@@ -100,6 +102,16 @@ def test_remarks_are_kept_when_the_compile_fails(runs):
     cap = runs["fail"]
     code, printed = runs["direct_fail"]
     assert code != 0 and cap.failed and cap.failed_stage == "cubin"
+    assert printed and _stored(cap) == printed
+
+
+@pytest.mark.slow
+def test_remarks_are_kept_when_the_compiler_crashes(runs):
+    """LLVM aborts the child after the remarks were printed: the capture recovered from
+    the unfinished record holds them."""
+    cap = runs["crash"]
+    code, printed = runs["direct_crash"]
+    assert code != 0 and cap.failed and "crashed" in (cap.error or "")
     assert printed and _stored(cap) == printed
 
 

@@ -23,6 +23,10 @@ sys.path.insert(0, str(ROOT))
 from textual.widgets import Input, Static  # noqa: E402
 
 from irscope.tui.app import make_app  # noqa: E402
+from irscope.tui.screens.browser import BrowserScreen  # noqa: E402
+from irscope.tui.screens.diff import DiffScreen  # noqa: E402
+from irscope.tui.screens.kernel import KernelScreen  # noqa: E402
+from irscope.tui.screens.passes import PassStepperScreen  # noqa: E402
 from irscope.tui.widgets.ir_view import IRView  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
@@ -68,6 +72,15 @@ def _row(view: IRView, text: str) -> int:
     return next(i for i in range(view.line_count) if text in view.line_text(i))
 
 
+def shot(app, name: str, screen: type, kernel: str | None = None) -> None:
+    """Save ``name``, after checking the keys led where the guide says they do (a
+    changed binding fails here instead of picturing the wrong screen)."""
+    on = app.screen
+    if not isinstance(on, screen) or (kernel is not None and on.capture.kernel != kernel):
+        raise SystemExit(f"{name}: expected {screen.__name__} {kernel or ''}, found {type(on).__name__}")
+    app.save_screenshot(name, path=str(HERE))
+
+
 async def shoot_look() -> None:
     """The user guide's walk-through, in the order a learner takes it."""
     app = make_app(LEARNER, keymap={})
@@ -76,13 +89,13 @@ async def shoot_look() -> None:
         # The browser, the cursor on the kernel that failed in the frontend.
         await pilot.press("down", "down", "down", "down")
         await settle(pilot)
-        app.save_screenshot("tui-browser.svg", path=str(HERE))
+        shot(app, "tui-browser.svg", BrowserScreen)
         # Its error panel; e puts the Python cursor on the line the error names.
         await pilot.press("enter")
         await settle(pilot)
         await pilot.press("e")
         await settle(pilot)
-        app.save_screenshot("tui-look-failure.svg", path=str(HERE))
+        shot(app, "tui-look-failure.svg", KernelScreen, "frontend_kernel")
         # rmsnorm_kernel: its helpers' sections; on the call line, c charges their ops to it.
         await pilot.press("escape")
         await settle(pilot)
@@ -95,21 +108,15 @@ async def shoot_look() -> None:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
-        app.save_screenshot("tui-look-helpers.svg", path=str(HERE))
-        # The two _attn_fwd captures marked and diffed; s to TTGIR, n to a change with
-        # a layout delta.
+        shot(app, "tui-look-helpers.svg", KernelScreen, "rmsnorm_kernel")
+        # The two _attn_fwd captures marked and diffed, n to the next change.
         await pilot.press("escape")
         await settle(pilot)
         await pilot.press("home", "space", "space", "d")
         await settle(pilot)
-        await pilot.press("s")
+        await pilot.press("n")
         await settle(pilot)
-        for _ in range(60):
-            await pilot.press("n")
-            await settle(pilot)
-            if "layout" in str(app.screen.query_one("#change-detail", Static).render()):
-                break
-        app.save_screenshot("tui-look-diff.svg", path=str(HERE))
+        shot(app, "tui-look-diff.svg", DiffScreen)
         # The pass stepper of the causal _attn_fwd: s to TTGIR, right to TritonGPUCoalesce.
         await pilot.press("escape")
         await settle(pilot)
@@ -124,7 +131,11 @@ async def shoot_look() -> None:
                 break
             await pilot.press("right")
             await settle(pilot)
-        app.save_screenshot("tui-look-passes.svg", path=str(HERE))
+        else:
+            raise SystemExit("tui-look-passes.svg: TritonGPUCoalesce not found within 10 passes")
+        await pilot.press("c")  # the snapshot scrolls to the pass's first change
+        await settle(pilot)
+        shot(app, "tui-look-passes.svg", PassStepperScreen, "_attn_fwd")
 
 
 if __name__ == "__main__":

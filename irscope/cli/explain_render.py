@@ -113,7 +113,7 @@ def render(cap: Capture, ex: Explanation, lines: tuple[LineExplanation, ...], on
         "unknown" if occ is None else f"{occupancy_text(occ)} ({_n(occ.blocks_per_sm, 'block')} of "
                                       f"{_n(occ.num_warps, 'warp')} per SM, limited by {occ.limited_by}; "
                                       f"{occ.fraction:.0%} of the warp slots)"))
-    console.print(Text("hints: ", style="bold") + Text("not computed by this version", style="dim"))
+    _hints(console, ex)
 
 
 def _n(count: int, noun: str) -> str:
@@ -176,3 +176,14 @@ def _intensity(console: Console, ex: Explanation) -> None:
     verdict = f": {it.verdict}" if it.verdict else ""
     console.print(Text("intensity: ", style="bold") + Text(
         f"{it.flops_per_iter} FLOP / {it.bytes_per_iter} B per iteration = {ratio} FLOP/B{ridge}{verdict}"))
+
+
+def _hints(console: Console, ex: Explanation) -> None:
+    if not ex.hints:
+        console.print(Text("hints: ", style="bold") + Text("none (no rule found anything to say)", style="dim"))
+        return
+    console.print(Text("hints:", style="bold"))
+    for h in ex.hints:
+        console.print(Text("  - ") + Text(h.text))  # Text: the hint quotes names and remarks from the capture
+        for e in h.evidence:
+            console.print(Text("      " + e.text, style="dim"))  # wrapped, never cut: it quotes figures

@@ -121,6 +121,7 @@ _VIEW_COMMANDS = {
     "layout": "irscope.cli.layout_cmd",
     "report": "irscope.cli.report_cmd",
     "explain": "irscope.cli.explain_cmd",
+    "check": "irscope.cli.check_cmd",
 }
 
 

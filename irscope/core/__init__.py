@@ -26,7 +26,7 @@ _LAZY = {"Explanation": "explain", "LineExplanation": "explain", "LineCosts": "l
          "GlobalAccess": "line_costs", "Failure": "failure", "Occupancy": "occupancy", "ErasedOps": "origins", "OpOrigin": "origins", "PassRef": "origins", "StageOrigins": "origins",
          "Pass": "passes", "PassStep": "pass_steps", "StepCounts": "pass_steps", "LineOps": "lines",
          "UserFunctions": "user_functions", "Remark": "remarks", "RemarkSet": "remarks", "UserFunction": "user_functions", "FunctionLine": "user_functions",
-         "Loop": "loops", "Intensity": "loops", "Peaks": "peaks"}
+         "Loop": "loops", "Intensity": "loops", "Peaks": "peaks", "Conversion": "conversions"}
 
 
 def __getattr__(name: str):
@@ -37,7 +37,7 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"irscope.core.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'irscope.core' has no attribute {name!r}")
 
-__all__ = ["Bundle", "Capture", "CaptureSummary", "ErasedOps", "Explanation", "GlobalAccess", "LineCosts",
+__all__ = ["Bundle", "Capture", "CaptureSummary", "Conversion", "ErasedOps", "Explanation", "GlobalAccess", "LineCosts",
            "LineExplanation", "FORMATS", "Failure", "IRFile", "Intensity", "LineOps", "Loop", "Occupancy", "OpLinks", "OpOrigin", "Pass", "Peaks",
            "PassRef", "PassStep", "StepCounts", "Remark", "RemarkSet", "Resources", "Run", "Source", "Stage", "StageOrigins", "Target", "UserFunction",
            "UserFunctions", "FunctionLine", "Variant",

@@ -136,13 +136,15 @@ def _sides(op: Op, module: Module) -> tuple[TensorType, TensorType] | None:
     return src, dst
 
 
-def _type_key(op: Op, module: Module) -> tuple[str | None, str | None, tuple] | None:
+def _type_key(op: Op, module: Module) -> tuple[str, str, tuple] | None:
     got = _sides(op, module)
     if got is None:
         return None
     src, dst = got
     aliases = module.encodings
-    return src.encoding_text(aliases), dst.encoding_text(aliases), tuple(dst.shape)
+    # Spelled out: the two modules may name a dot operand's parent by other aliases.
+    return (_spelled_out(src.encoding_text(aliases) or "", aliases),
+            _spelled_out(dst.encoding_text(aliases) or "", aliases), tuple(dst.shape))
 
 
 def triton_allocations(cap: "Capture") -> dict[int, bool]:

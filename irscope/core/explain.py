@@ -9,17 +9,17 @@ Per line: Triton's remarks (:mod:`irscope.core.remarks`) and the static costs
 (:mod:`irscope.core.line_costs`). Per kernel: the spills no line owns, the loops and
 the main loop's arithmetic intensity (:mod:`irscope.core.loops`), the layout
 conversions (:mod:`irscope.core.conversions`) and the occupancy
-(:mod:`irscope.core.occupancy`). Hints (sentences drawn from these facts) are not
-built by this version: :attr:`Explanation.hints` is empty and
-:attr:`Explanation.hints_computed` says so.
+(:mod:`irscope.core.occupancy`). Then the hints: sentences drawn from these facts,
+each citing its evidence (:mod:`irscope.core.hints`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from irscope.core.conversions import Conversion, conversions_of
+from irscope.core.hints import Hint, hints_of
 from irscope.core.line_costs import GlobalAccess, LineCosts, line_costs
 from irscope.core.loops import Intensity, Loop, intensity_of, loops_of
 from irscope.core.remarks import Remark, remarks_of
@@ -28,18 +28,6 @@ from irscope.ir.python_lines import same_file
 if TYPE_CHECKING:
     from irscope.core.capture import Capture
     from irscope.core.occupancy import Occupancy
-
-
-@dataclass(frozen=True, slots=True)
-class Hint:
-    """A sentence drawn from the facts, with what it rests on."""
-
-    text: str
-    evidence: tuple[str, ...]
-    """Each a remark, an instruction, an attribute or a resource figure."""
-
-    def to_json(self) -> dict:
-        return {"text": self.text, "evidence": list(self.evidence)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +96,9 @@ class Explanation:
     """The main loop's arithmetic intensity; None without a loop with a dot."""
     occupancy: "Occupancy | None"
     hints: tuple[Hint, ...] = ()
+    """Sentences drawn from the facts (:mod:`irscope.core.hints`), each with its evidence."""
     hints_computed: bool = False
-    """False: this version builds no hints (``hints`` is empty for that reason, not
-    because nothing was found)."""
+    """True once the rules ran (``hints`` empty then means no rule found anything)."""
     has_ptx: bool = True
     has_sass: bool = True
 
@@ -179,9 +167,10 @@ def _explain(cap: "Capture") -> Explanation:
         lines.append(LineExplanation(LineCosts(line=line, file=file, function=name, ops={}), tuple(items)))
     order = {fn.name: i for i, fn in enumerate(cap.user_functions().functions)}
     lines.sort(key=lambda ln: (order.get(ln.function, len(order)), ln.file or "", ln.line))
-    return Explanation(
+    ex = Explanation(
         capture_id=cap.id, kernel=cap.kernel, target=cap.target, variant=cap.variant, lines=tuple(lines),
         unattributed_spills=table.unattributed_spills, total_spills=table.total_spills,
         remarks_available=rs.available, remarks_why_not=rs.why_not, unplaced_remarks=tuple(unplaced),
         loops=loops_of(cap, rs.items), conversions=conversions_of(cap), intensity=intensity_of(cap),
         occupancy=cap.occupancy, has_ptx=table.has_ptx, has_sass=table.has_sass)
+    return replace(ex, hints=hints_of(cap, ex), hints_computed=True)

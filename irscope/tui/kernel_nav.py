@@ -108,6 +108,8 @@ class KernelNavigation(Screen):
             return "error panel"
         if ident == "search":
             return "search"
+        if ident == "why":  # the cursor line's facts (widgets/why_panel.py)
+            return "why panel"
         return ""
 
     def pane_of(self, view: Widget) -> str:

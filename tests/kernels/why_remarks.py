@@ -8,8 +8,10 @@ vectoriser says so ("vectorization fails vec = 1 ... mask is 1") for the load, m
 in a ``@triton.jit`` helper (a remark with a call site), and for the store.
 ``fail``: the same masked load, then an instruction ptxas does not know, so the
 compile fails in the cubin stage after the remark was emitted.
+``crash``: the same masked load, then an inline asm whose constraints name four
+operands for one, which makes LLVM abort the process after the remark was emitted.
 
-    python why_remarks.py [ok|fail]
+    python why_remarks.py [ok|fail|crash]
 """
 import sys
 
@@ -40,6 +42,16 @@ def masked_then_bogus(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
     tl.store(dst_ptr + offs, y, mask=mask)
 
 
+@triton.jit
+def masked_then_crash(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(src_ptr + offs, mask=mask)
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r,r,r", [x.to(tl.int32)], dtype=tl.int32, is_pure=True,
+                                  pack=1)
+    tl.store(dst_ptr + offs, y, mask=mask)
+
+
 SIGNATURE = {"src_ptr": "*fp16", "dst_ptr": "*fp16", "n": "i32", "BLOCK": "constexpr"}
 TARGET = GPUTarget("cuda", 90, 32)
 
@@ -54,5 +66,7 @@ if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else "ok"
     if which == "ok":
         compile_kernel(masked_copy)
-    else:
+    elif which == "fail":
         compile_kernel(masked_then_bogus, dict(SIGNATURE, dst_ptr="*i32"))
+    else:
+        compile_kernel(masked_then_crash, dict(SIGNATURE, dst_ptr="*i32"))

@@ -478,13 +478,13 @@ def _patch_triton():
     global MODE
     if MODE == "auto":
         MODE = "gpu" if _gpu_present() else "compile-only"
-    _REMARKS[0] = _enable_remarks()
     if os.environ.get("IRSCOPE_HOOK") == "off":  # benchmarks' baseline: fake driver only
         if MODE == "compile-only":
             import irscope_fake_driver  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
             irscope_fake_driver.install(TARGET or "sm_90")
         return
+    _REMARKS[0] = _enable_remarks()
     original_compile = cc.compile
 
     def compile(src, target=None, options=None, *args, **kwargs):

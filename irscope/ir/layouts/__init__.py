@@ -17,6 +17,9 @@ Pure Python (standard library only), so viewing a capture never needs Triton.
 * ``enc.banks(shape, element_bits)`` / ``enc.offsets(...)``: for shared
   encodings, where each element lands (:mod:`.shared`).
 * :func:`diff_fields`: field-by-field differences of two encodings.
+* :mod:`.convert_layout`: how a ``ttg.convert_layout`` moves data (registers, warp
+  shuffles or shared memory, by Triton's rule) and which elements change owner;
+  :mod:`.conversion_scratch`: its shared-memory scratch size and bank conflicts.
 """
 
 from __future__ import annotations

@@ -305,6 +305,8 @@ def scratch_of(src: Ll, dst: Ll, element_bits: int, nvidia_capability: int | Non
         names = (_LDST.name, _LDST.name)
     else:
         src_tiles, dst_tiles = [_LDST], [_LDST]
+        # Triton asks whether the conversion is trivial over ``block``; for one CTA it
+        # always is, and for a cluster this compares the two sides' CTA bases.
         cross_cta = any(b for b in s.bases(BLOCK)) and s.bases(BLOCK) != d.bases(BLOCK)
         if nvidia_capability >= 75 and bits <= 32:
             if nvidia_capability >= 90:

@@ -32,6 +32,7 @@ from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.error_panel import JUMP_KEY, ErrorPanel
 from irscope.tui.widgets.op_details import OpDetails, op_detail, render_detail
 from irscope.tui.widgets.python_pane import PythonPane
+from irscope.tui.widgets.why_panel import WhyPanel
 from irscope.tui.widgets.search_bar import SearchBar
 from irscope.tui.widgets.status_line import StatusLine
 from irscope.tui.widgets.stage_tabs import StageTabs, tab_title, view_stages
@@ -66,6 +67,7 @@ class KernelScreen(KernelNavigation):
         Binding("n", "next_hit", "Next hit", show=False, id="kernel.next_hit"),
         Binding("c", "toggle_charge", "Helpers to call line", show=False, id="kernel.charge"),
         Binding("N", "previous_hit", "Previous hit", show=False, id="kernel.previous_hit"),
+        Binding("w", "toggle_why", "Why", id="kernel.why"),
     ]
 
     def __init__(self, capture: "Capture", *, line: int | None = None) -> None:
@@ -101,8 +103,10 @@ class KernelScreen(KernelNavigation):
             with Vertical(id="source-pane"):
                 yield Static(Text(self._source_title(), no_wrap=True, overflow="ellipsis"),
                              id="source-title", classes="pane-title")
-                yield PythonPane(self.capture, self.source_text or "(the capture holds no Python source)",
-                                 language=highlight_language(SOURCE), id=SOURCE, first_number=self.first_line)
+                pane = PythonPane(self.capture, self.source_text or "(the capture holds no Python source)",
+                                  language=highlight_language(SOURCE), id=SOURCE, first_number=self.first_line)
+                yield pane
+                yield WhyPanel(pane, id="why")  # w: the cursor line's facts (irscope explain's)
             with Vertical(id="stage-pane"):
                 if self.capture.failure is not None:  # a failed compile: its error first
                     yield ErrorPanel(self.capture.failure, has_ptx=PTX in self.stages, alone=not self.stages,
@@ -286,6 +290,10 @@ class KernelScreen(KernelNavigation):
             title = f"{self.capture.kernel} {more}  {self.capture.file or '?'}:{self.first_line}"
             self.query_one("#source-title", Static).update(Text(title, no_wrap=True, overflow="ellipsis"))
         self.update_line_marks()
+
+    def action_toggle_why(self) -> None:
+        """Show or hide the why panel: the cursor line's costs, remarks and hints."""
+        self.query_one("#why", WhyPanel).toggle()
 
     def action_toggle_charge(self) -> None:
         """Count a helper's ops on the kernel line that calls it, or on its own lines."""

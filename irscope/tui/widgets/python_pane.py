@@ -20,18 +20,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.segment import Segment
+from rich.style import Style
 from textual import work
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import reactive
 from textual.strip import Strip
 
 from irscope.core.user_functions import (CALL_LINE, OWN, UserFunction, UserFunctions, function_line_ops, op_place,
                                          ready, user_functions)
 from irscope.errors import IrscopeError
+from irscope.export.why_marks import GLYPHS, MARKS, kinds_present, line_marks
 from irscope.tui.widgets.ir_view import MARK_SIGNS, IRView
 
 if TYPE_CHECKING:
     from irscope.core import Capture
+    from irscope.core.explain import Explanation, LineExplanation
     from irscope.ir import Op
     from irscope.tui.screen_data import StageIndex
 
@@ -73,7 +77,24 @@ def pane_rows(functions: UserFunctions) -> tuple[list[str], list[PaneRow]]:
 
 
 class PythonPane(IRView):
-    """The Python source of the kernel and its helpers, one row per file line."""
+    """The Python source of the kernel and its helpers, one row per file line, with a
+    "why" column of cost glyphs (:mod:`irscope.export.why_marks`) once the core's
+    :meth:`~irscope.core.Capture.explain` is in."""
+
+    COMPONENT_CLASSES = IRView.COMPONENT_CLASSES | {f"python-pane--why-{m.key}" for m in MARKS}
+
+    DEFAULT_CSS = """
+    PythonPane {
+        & > .python-pane--why-narrow { color: $text-warning; text-style: bold; }
+        & > .python-pane--why-spill { color: $text-error; text-style: bold; }
+        & > .python-pane--why-smem { color: $text-accent; text-style: bold; }
+        & > .python-pane--why-unpipelined { color: $text-warning; text-style: bold; }
+        & > .python-pane--why-remark { color: $text-primary; text-style: bold; }
+    }
+    """
+
+    why_version: reactive[int] = reactive(0, repaint=False, layout=False)
+    """Bumped when :attr:`explanation` arrives (the why panel watches it)."""
 
     class FunctionsLoaded(Message):
         """Posted when the helpers' sections are in (the counts may change)."""
@@ -87,6 +108,13 @@ class PythonPane(IRView):
         self.functions: dict[str, UserFunctions] = {}
         """Charge mode -> the core's answer; empty until the worker is done."""
         self._rows: list[PaneRow] = []
+        self.explanation: "Explanation | None" = None
+        """The core's facts per line (``cap.explain()``); None until the worker is done."""
+        self.why_error: str | None = None
+        """Why there is no explanation (the core's one-line error), once it failed."""
+        self._why_kinds: tuple[str, ...] = ()
+        self._why_rows: dict[int, tuple[str, ...]] = {}
+        """Row -> the mark keys of the statement starting there."""
         super().__init__(text, language=language, id=id, first_number=first_number)
         self._rows = [PaneRow(0, first_number + i) for i in range(self.line_count)]
         if ready(capture):  # opened before: the sections are there at once (a restored cursor may sit in one)
@@ -95,6 +123,7 @@ class PythonPane(IRView):
     def on_mount(self) -> None:
         if self.functions:
             self.post_message(self.FunctionsLoaded())
+            self.find_why()
         else:
             self.find_functions()
 
@@ -110,6 +139,61 @@ class PythonPane(IRView):
     def _loaded(self, got: dict[str, UserFunctions]) -> None:
         self._apply(got)
         self.post_message(self.FunctionsLoaded())
+        self.find_why()
+
+    # -- the why column -------------------------------------------------------------
+    @work(thread=True, group="python-pane-why", exclusive=True, exit_on_error=False)
+    def find_why(self) -> None:
+        """Ask the core for the capture's explanation (off the UI thread; after the user
+        functions, which it reuses)."""
+        try:
+            got = self.capture.explain()
+        except IrscopeError as exc:
+            self.app.call_from_thread(self._why_failed, str(exc))
+            return
+        self.app.call_from_thread(self._why_loaded, got)
+
+    def _why_failed(self, message: str) -> None:
+        self.why_error = message
+        self.why_version += 1
+
+    def _why_loaded(self, ex: "Explanation") -> None:
+        self.explanation = ex
+        self._why_kinds = kinds_present(ex)
+        self._why_rows = {}
+        for y in range(len(self._rows)):
+            ln = self.why_line(y, statement=False)
+            if ln is not None:
+                self._why_rows[y] = line_marks(ex, ln)
+        self.virtual_size = Size(self._gutter_width + max((len(self.line_text(i)) for i in range(self.line_count)),
+                                                          default=0) + 1, self.virtual_size.height)
+        self.refresh()
+        self.why_version += 1
+
+    @property
+    def why_kinds(self) -> tuple[str, ...]:
+        """The mark keys the column shows (the kinds some line has), in order."""
+        return self._why_kinds
+
+    def why_marks(self, y: int) -> tuple[str, ...]:
+        """The mark keys of row ``y`` (on a statement's first line only)."""
+        return self._why_rows.get(y, ())
+
+    def why_line(self, y: int | None = None, *, statement: bool = True) -> "LineExplanation | None":
+        """The core's facts for row ``y`` (the cursor's): its statement's, from any of
+        its lines when ``statement``, else only on its first line."""
+        ex = self.explanation
+        r = self.row(y)
+        if ex is None or r.line is None or r.function is None:
+            return None
+        got = self.functions.get(OWN)
+        if got is None:
+            return None
+        fn = got.functions[r.function]
+        head = r.line
+        if statement and fn.first_line <= r.line <= fn.last_line:
+            head = fn.lines[r.line - fn.first_line].statement
+        return ex.line(head, fn.file)
 
     def _apply(self, got: dict[str, UserFunctions]) -> None:
         self.functions = got
@@ -220,15 +304,31 @@ class PythonPane(IRView):
         return py - self.first_line
 
     # -- drawing ------------------------------------------------------------------
+    @property
+    def _gutter_width(self) -> int:
+        kinds = len(getattr(self, "_why_kinds", ()))  # read while IRView's __init__ runs
+        return self._gutter_digits + 2 + (kinds + 1 if kinds else 0)
+
+    def _why_style(self, key: str) -> Style:
+        component = f"python-pane--why-{key}"
+        style = self._styles.get(component)
+        if style is None:  # foreground only, as a token: the row's tint shows through
+            got = self.get_component_rich_style(component, partial=True)
+            style = self._styles[component] = Style(color=got.color, bold=got.bold)
+        return style
+
     def _gutter_strip(self, y: int) -> Strip:
-        if not self.functions:
-            return super()._gutter_strip(y)
         mark = self._marks.get(y)
         sign = MARK_SIGNS.get(mark, "\u2022") if mark else " "
-        line = self.row(y).line
+        line = self.row(y).line if self.functions else y + self._first_number
         number = ("" if line is None else str(line)).rjust(self._gutter_digits)
         segments = [Segment(number, self._style("ir-view--gutter")),
                     Segment(sign, self._style(f"ir-view--mark-{mark}") if mark in MARK_SIGNS
                             else self._style("ir-view--gutter")),
                     Segment(" ")]
+        if self._why_kinds:  # one slot per kind shown, so a glyph keeps its place
+            have = self.why_marks(y)
+            for key in self._why_kinds:
+                segments.append(Segment(GLYPHS[key], self._why_style(key)) if key in have else Segment(" "))
+            segments.append(Segment(" "))
         return Strip(segments, self._gutter_width)
