@@ -8,8 +8,8 @@ compile-only, once per target::
 
     irscope run NN-name.py --python .venvs/triton-X.Y/bin/python --target T -o BUNDLE --json -q
 
-from a scratch folder (the tutorials write plots and CSVs to ``.``), with matplotlib, pandas
-and pytest (what ``triton.testing.perf_report`` and the tutorials import) installed into
+from a scratch folder (the tutorials write plots and CSVs to ``.``), with matplotlib, pandas,
+pytest and tabulate (what ``triton.testing.perf_report`` and the tutorials import) installed into
 ``out/tutorials/deps`` and put on ``PYTHONPATH``, never into a venv. Each run has a timeout;
 on a timeout irscope keeps what finished.
 
@@ -104,7 +104,7 @@ def extract(git_dir: Path, commit: str, dest: Path) -> list[Path]:
 
 
 def ensure_deps(log) -> Path:
-    """matplotlib, pandas and pytest in out/tutorials/deps (all venvs run Python 3.11)."""
+    """matplotlib, pandas, pytest and tabulate in out/tutorials/deps (all venvs run Python 3.11)."""
     d = OUT / "deps"
     have = all(any((d / n).exists() for n in names) for names in (("matplotlib",), ("pandas",), ("tabulate", "tabulate.py")))
     if not have:
@@ -276,7 +276,7 @@ def write_section(data: dict, md_path: Path, versions: list[str], tutorials: dic
              "run --target T` with no GPU, for sm_90, sm_80 and gfx942, with each Triton we capture whose "
              "tutorials the clone holds. Made by `scripts/run_tutorials.py` (run by hand: Triton's repository "
              "is not in CI), raw results in [data/tutorials.json](data/tutorials.json). Each tutorial runs once "
-             "per target, from a scratch folder, under a timeout; matplotlib, pandas and pytest come from "
+             "per target, from a scratch folder, under a timeout; matplotlib, pandas, pytest and tabulate come from "
              "`out/tutorials/deps` on `PYTHONPATH`.\n")
     L.append("    .venv/bin/python scripts/run_tutorials.py --triton-git triton.git --versions 3.6 --timeout 300\n"
              "    .venv/bin/python scripts/run_tutorials.py --report-only\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 from rich.console import JustifyMethod
@@ -205,7 +206,9 @@ def _show(cap: Capture, args) -> int:
     if remarks:
         console.print(Text(f"remarks ({len(remarks)}):", style="bold cyan"))
         for r in remarks:
-            where = f"  {r.line}:{r.column}  " + (f"[{r.stage}: {r.pass_name}] " if r.pass_name else "")
+            # A helper's remark (--call-sites) is at the helper's line: say which file and line.
+            at = f"{r.line}:{r.column}" if not r.called_from else f"{os.path.basename(r.file)}:{r.line}:{r.column}"
+            where = f"  {at}  " + (f"[{r.stage}: {r.pass_name}] " if r.pass_name else "")
             console.print(Text(where, style="dim") + Text(r.severity + ": ", style="yellow") + Text(r.text),
                           soft_wrap=True)
     if not any(stages.values()):

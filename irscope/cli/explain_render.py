@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from irscope.compiler.stages import PTX, SASS, TTGIR
 from irscope.core import Capture
 from irscope.core.explain import Explanation, LineExplanation
+from irscope.core.hints import Hint
 from irscope.core.line_costs import PATH_ATOMIC, PATH_CP_ASYNC, PATH_TMA, GlobalAccess
 from irscope.core.summary import occupancy_text
 
@@ -104,6 +106,8 @@ def render(cap: Capture, ex: Explanation, lines: tuple[LineExplanation, ...], on
     elif not one_line:
         console.print(Text(f"spills: {ex.total_spills} SASS LDL/STL in all; {ex.unattributed_spills} on no line"))
     if one_line:
+        shown = {ln.line for ln in lines}
+        _hints(console, ex, [h for h in ex.hints if h.line in shown])
         return
     _loops(console, ex)
     _conversions(console, ex)
@@ -113,7 +117,7 @@ def render(cap: Capture, ex: Explanation, lines: tuple[LineExplanation, ...], on
         "unknown" if occ is None else f"{occupancy_text(occ)} ({_n(occ.blocks_per_sm, 'block')} of "
                                       f"{_n(occ.num_warps, 'warp')} per SM, limited by {occ.limited_by}; "
                                       f"{occ.fraction:.0%} of the warp slots)"))
-    _hints(console, ex)
+    _hints(console, ex, list(ex.hints))
 
 
 def _n(count: int, noun: str) -> str:
@@ -178,12 +182,13 @@ def _intensity(console: Console, ex: Explanation) -> None:
         f"{it.flops_per_iter} FLOP / {it.bytes_per_iter} B per iteration = {ratio} FLOP/B{ridge}{verdict}"))
 
 
-def _hints(console: Console, ex: Explanation) -> None:
-    if not ex.hints:
+def _hints(console: Console, ex: Explanation, hints: list[Hint]) -> None:
+    if not hints:
         console.print(Text("hints: ", style="bold") + Text("none (no rule found anything to say)", style="dim"))
         return
     console.print(Text("hints:", style="bold"))
-    for h in ex.hints:
-        console.print(Text("  - ") + Text(h.text))  # Text: the hint quotes names and remarks from the capture
+    for h in hints:
+        # Text, never markup: a hint quotes argument names, IR and remarks from the capture.
+        console.print(Padding(Text("- ") + Text(h.text), (0, 0, 0, 2), expand=False))
         for e in h.evidence:
-            console.print(Text("      " + e.text, style="dim"))  # wrapped, never cut: it quotes figures
+            console.print(Padding(Text(e.text, style="dim"), (0, 0, 0, 6), expand=False))  # wrapped, never cut

@@ -345,9 +345,14 @@ class LineFacts:
 class Facts:
     """What :func:`evaluate` reads of one capture."""
 
-    explanation: "Explanation"
-    lines: dict[int, LineFacts]
-    """Rule line -> its statement's facts."""
+    kernel: str
+    target: str
+    variant: str
+    capture: int
+    explanation: "Explanation | None"
+    """None for a failed compile (nothing to explain)."""
+    lines: dict[tuple[int, str | None], LineFacts]
+    """A line rule's (line, file) -> its statement's facts."""
     loops: dict[int, "Loop"]
     """Rule line -> its loop."""
     registers: int | None
@@ -375,17 +380,11 @@ def _line_facts(cap: "Capture", ex: "Explanation", rule: LineRule, where: str) -
 def facts_for(cap: "Capture", rule: KernelRule, where: str) -> Facts:
     """The facts ``rule`` reads of ``cap``; :class:`RuleError` for a line with no ops
     or a line with no loop."""
-    if cap.failed:
-        # No explanation of a failed compile: evaluate() reports it as the one violation.
-        from irscope.core.explain import Explanation
-
-        empty = Explanation(capture_id=cap.id, kernel=cap.kernel, target=cap.target, variant=cap.variant,
-                            lines=(), unattributed_spills=0, total_spills=0, remarks_available=False,
-                            remarks_why_not=None, unplaced_remarks=(), loops=(), conversions=(), intensity=None,
-                            occupancy=None, has_ptx=False, has_sass=False)
-        return Facts(empty, {}, {}, None, failed=f"failed to compile ({cap.failed_at or 'unknown stage'})")
+    who = (cap.kernel, cap.target, cap.variant, cap.id)
+    if cap.failed:  # nothing to explain: evaluate() reports it as the one violation
+        return Facts(*who, None, {}, {}, None, failed=f"failed to compile ({cap.failed_at or 'unknown stage'})")
     ex = cap.explain()
-    lines = {r.line: _line_facts(cap, ex, r, where) for r in rule.lines}
+    lines = {(r.line, r.file): _line_facts(cap, ex, r, where) for r in rule.lines}
     loops: dict[int, Loop] = {}
     for r in rule.loops:
         first = cap.statement(r.line).first
@@ -396,7 +395,7 @@ def facts_for(cap: "Capture", rule: KernelRule, where: str) -> Facts:
                             f"(loops at lines: {have})")
         loops[r.line] = found[0]
     registers = cap.resources.registers if cap.resources is not None else None
-    return Facts(ex, lines, loops, registers)
+    return Facts(*who, ex, lines, loops, registers)
 
 
 # -- evaluation -------------------------------------------------------------------
@@ -451,15 +450,15 @@ def _spill_evidence(ex: "Explanation") -> tuple[str, ...]:
 class _Out:
     """Collects the outcomes of one capture."""
 
-    def __init__(self, ex: "Explanation") -> None:
-        self.ex = ex
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
         self.items: list[Outcome] = []
 
     def add(self, expectation: str, line: int | None, expected: Any, actual: Any, ok: bool,
             evidence: tuple[str, ...] | list[str], message: str) -> None:
-        ex = self.ex
+        f = self.facts
         scope = "kernel" if line is None else "loop" if expectation in _LOOP_KEYS else "line"
-        self.items.append(Outcome(ex.kernel, ex.target, ex.variant, ex.capture_id, expectation, line, expected,
+        self.items.append(Outcome(f.kernel, f.target, f.variant, f.capture, expectation, line, expected,
                                   actual, ok, tuple(evidence), message, scope))
 
 
@@ -557,9 +556,10 @@ def _loop(out: _Out, rule: LoopRule, loop: "Loop") -> None:
 def evaluate(rule: KernelRule, facts: Facts) -> tuple[Outcome, ...]:
     """Every expectation of ``rule`` checked against ``facts`` (pure)."""
     ex = facts.explanation
-    out = _Out(ex)
-    if facts.failed is not None:
-        out.add("compiles", None, True, False, False, (facts.failed,), f"the kernel {facts.failed}")
+    out = _Out(facts)
+    if ex is None:
+        out.add("compiles", None, True, False, False, (facts.failed or "failed to compile",),
+                f"the kernel {facts.failed or 'failed to compile'}")
         return tuple(out.items)
     _spills(out, None, rule.spills, rule.max_spills, ex.total_spills if ex.has_sass else None, _spill_evidence(ex))
     if rule.min_occupancy_blocks is not None:
@@ -579,7 +579,7 @@ def evaluate(rule: KernelRule, facts: Facts) -> tuple[Outcome, ...]:
                 f"at most {rule.max_registers} registers expected, {r if r is not None else 'unknown'} found")
     _conversions(out, None, list(ex.conversions), rule.no_shared_memory_conversion, None)
     for lr in rule.lines:
-        _line(out, lr, facts.lines[lr.line], ex)
+        _line(out, lr, facts.lines[(lr.line, lr.file)], ex)
     for lp in rule.loops:
         _loop(out, lp, facts.loops[lp.line])
     return tuple(out.items)

@@ -34,6 +34,7 @@ from irscope.compiler.stages import PTX, TTGIR, TTIR
 from irscope.core.line_costs import PATH_TMA, GlobalAccess
 from irscope.core.loops import DOT_OPS
 from irscope.ir.model import Function, Module, Op
+from irscope.ir.python_lines import same_file
 from irscope.ir.types import TensorType
 from irscope.ir.values import BlockArgument, OpResult
 
@@ -63,6 +64,9 @@ class Evidence:
     """Its line in ``irscope cat --stage STAGE`` (1-based)."""
     quote: str | None = None
     """The exact text of that line it rests on."""
+
+    def __str__(self) -> str:
+        return self.text
 
     def to_json(self) -> dict:
         return {"text": self.text, "kind": self.kind, "stage": self.stage, "stage_line": self.stage_line,
@@ -231,7 +235,7 @@ def _ptx_evidence(ctx: _Context, ln: "LineExplanation", a: GlobalAccess) -> Evid
     for op in ctx.ptx.ops():
         if op.name == a.opcode:
             fr = op.location.user_frame()
-            if fr is not None and fr.line in lines:
+            if fr is not None and fr.line in lines and (ln.file is None or same_file(fr.file, ln.file)):
                 return _op_evidence(PTX, op)
     return None
 
