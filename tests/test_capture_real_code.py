@@ -466,3 +466,36 @@ def test_host_tma_descriptor_of_triton_3_2_compiles_its_kernel(tmp_path):
     p = irscope("run", script, "--python", _python("3.2"), "--target", "sm_90", "-o", out)
     assert p.returncode == 0 and "script failed" not in p.stderr, p.stderr
     assert [(c["kernel"], c["target"], c["error"]) for c in ls_json(out)] == [("copy_tile", "sm_90", None)]
+
+
+# -- 9. a check of results, then more launches ---------------------------------------
+
+CHECK_THEN_MORE = VECTOR_ADD + '''
+x = torch.randn(4096, device=DEVICE)
+out = torch.empty_like(x)
+add_kernel[(4,)](x, x, out, 4096, BLOCK=1024)
+assert torch.allclose(out, x + x), "mismatch"
+torch.testing.assert_close(out, x + x)
+print("FIRST", out[:2].tolist(), (out - 2 * x).abs().max().item())
+add_kernel[(8,)](x, x, out, 4096, BLOCK=512)  # a second kernel, after the checks (as tutorials benchmark)
+'''
+
+
+@pytest.mark.slow
+def test_launches_after_a_result_check_are_captured_with_a_note(tmp_path):
+    from irscope.capture.ingest import PLACEHOLDER_NOTE
+
+    script = write_script(tmp_path, "check_then_more.py", CHECK_THEN_MORE)
+    out = tmp_path / "c.irscope"
+    p = irscope("run", script, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "FIRST [1.0, 1.0] 1.0" in p.stdout + p.stderr  # placeholders, said to be so
+    first, second = ls_json(out)
+    assert first["variant"].startswith("BLOCK=1024") and PLACEHOLDER_NOTE not in first["notes"]
+    assert second["variant"].startswith("BLOCK=512") and PLACEHOLDER_NOTE in second["notes"]
+    assert f"result check at check_then_more.py:{_line_of(script, 'torch.allclose')}" in p.stderr
+    assert "(5 value reads)" in p.stderr and "irscope: error" not in p.stderr
+    (run,) = _runs(out)
+    assert run["status"] == "compile-only, checks skipped"
+    strict = irscope("run", script, "-o", tmp_path / "s.irscope", "--strict")
+    assert strict.returncode == 3 and "check_then_more.py" in strict.stderr

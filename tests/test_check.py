@@ -329,3 +329,11 @@ def test_a_helper_line_named_with_its_file():
     assert report.ok and only(report, "min_load_bits").actual == 128 and only(report, "uses").actual > 0
     with pytest.raises(RuleError, match="line 21 of elsewhere.py has no ops"):
         check(SAMPLES, rules.format(f="elsewhere.py"))
+
+
+def test_a_left_out_variant_is_named_on_stderr(tmp_path):
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[kernel]]\nname = "matmul_kernel"\nspills = 0\n')
+    p = run_irscope("check", SAMPLES, rules)
+    assert p.returncode == 0 and "matmul_kernel@sm_90 (#2)" in p.stdout
+    assert "checking #2" in p.stderr and "variant =" in p.stderr

@@ -21,6 +21,10 @@ from irscope.capture.helper_sources import helper_sources
 FAKE_TIMING_NOTE = ("compiled while timed by irscope's stand-in benchmarker (compile-only: no GPU): every "
                     "timing is a fake 1.0 ms, so an autotuner keeps its first config")
 """The note on a capture compiled inside ``do_bench`` or an autotuner's timing, with no GPU."""
+PLACEHOLDER_NOTE = ("compiled after the script read tensor values, which are placeholders in a compile-only run "
+                    "(checks pass, numbers are 1): if such a value chose this launch, a GPU run may compile "
+                    "another specialisation")
+"""The note on a capture compiled after a placeholder value read (compile-only, no GPU)."""
 
 _OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _OPTION_DEFAULTS = {"num_ctas": 1, "maxnreg": None}
@@ -386,6 +390,8 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         notes.extend(resources.notes)
     if meta.get("fake_timing"):
         notes.append(FAKE_TIMING_NOTE)
+    if meta.get("placeholder_reads"):
+        notes.append(PLACEHOLDER_NOTE)
     if target.startswith("gfx"):
         notes.append("AMD target: no SASS (NVIDIA only); registers and spills read from the AMDGCN assembly")
         amdgcn = stages.get(AMDGCN)

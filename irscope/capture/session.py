@@ -71,6 +71,8 @@ class TargetOutcome:
     recovered: int = 0  # compiles the child died in, kept as failed captures
     device_target: str = ""  # the target the child compiled for (the GPU's, or the compile-only one)
     refused: list[dict] = field(default_factory=list)  # launches Triton refused (OutOfResources), as reported
+    placeholder_reads: int = 0  # tensor values read as placeholders (compile-only, after the first compile)
+    placeholder_first: str = ""  # "file:line" of the first such read
 
 
 def check_python(python: str | None) -> str:
@@ -390,6 +392,15 @@ def _read_process_info(spool: str, outcome: TargetOutcome) -> None:
         outcome.mode = info.get("mode", "")
         outcome.versions = info.get("versions", {})
         outcome.device_target = info.get("target") or ""
+    path = os.path.join(spool, "values.json")
+    if os.path.exists(path):
+        try:
+            with open(path) as f:
+                values = json.load(f)
+        except (OSError, ValueError):  # a child killed mid-write leaves the last complete file or none
+            values = {}
+        outcome.placeholder_reads = int(values.get("reads", 0))
+        outcome.placeholder_first = str(values.get("first", ""))
 
 
 def _sweep(spool, seen, duplicates, outcome, on_capture, on_driver, on_status, on_refused) -> None:

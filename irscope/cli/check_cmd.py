@@ -49,8 +49,9 @@ def main(args) -> int:
             for rule in rules.kernels:  # a left-out target or variant never picks silently
                 cap = bundle.capture(rule.name, rule.target, rule.variant)
                 note = default_pick_note(cap, rule.name, rule.target, rule.variant)
-                if note and not args.json:
-                    print(f"{args.rules}: {note}", file=sys.stderr)
+                if note and not args.json:  # the rules file's keys, not the command's flags
+                    note = note.replace("showing", "checking").replace("--target", "target =")
+                    print(f"{args.rules}: {note.replace('--variant', 'variant =')}", file=sys.stderr)
     except IrscopeError as exc:  # bad rules or bundle: exit 2, not the violations' 1
         print(f"irscope: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -356,6 +356,20 @@ def judge(outcomes, interrupted: bool, noun: str = "script", strict: bool = Fals
     if outcomes and not any(o.captured for o in outcomes):
         what = "the script compiled no Triton kernel" if noun == "script" else "the compile produced no kernel"
         return Verdict(f"nothing captured: {what}", "nothing captured", True, True, exit_code=EXIT_NOTHING)
+    read = next((o for o in outcomes if o.placeholder_reads), None)
+    if read is not None:
+        # Compile-only: the script read tensor values after its first compile (a check of
+        # results), got placeholders and went on; every later kernel was captured.
+        where = f" at {read.placeholder_first}" if read.placeholder_first else ""
+        label = f"compile-only ({read.target or read.device_target or 'sm_90'})"
+        more = f" ({read.placeholder_reads} value reads)" if read.placeholder_reads > 1 else ""
+        if strict:
+            return Verdict(f"script read tensor values{where} ({label}), which compile-only mode does not compute",
+                           "failed", True, True, exit_code=EXIT_SCRIPT_FAILED)
+        note = (f"{label}: the {noun}'s result check{where} read tensor values{more}, which hold placeholders "
+                f"without a GPU (a check passes, a number is 1); the {noun} went on, and kernels compiled after it "
+                f"carry a note (--strict makes it an error)")
+        return Verdict(None, "compile-only, checks skipped", True, False, note=note)
     return Verdict(None, "ok", True)
 
 

@@ -11,8 +11,8 @@ facts point into). A rule says nothing unless its facts hold, and every hint cit
 evidence (:class:`Evidence`): an instruction or an attribute quoted from one line of a
 stage's text, a remark, or a resource figure. The rules:
 
-* ``narrow-access``: a global load or store narrower than its layout allows (the PTX
-  instruction against the layout's elements per thread), with the kernel arguments its
+* ``narrow-access``: a global load or store (not an atomic) narrower than its layout
+  allows (the PTX instruction against the layout's elements per thread), with the kernel arguments its
   address or mask rests on that Triton could not specialise (no ``tt.divisibility``;
   an integer argument multiplied into the address was not 1 at launch);
 * ``vectorised-by-specialisation``: a vectorised access whose pointer arguments and
@@ -272,8 +272,8 @@ def narrow_access(ctx: _Context) -> list[Hint]:
     out: list[Hint] = []
     for ln in ctx.ex.lines:
         for a in ln.global_accesses:
-            if not a.narrow or a.path == PATH_TMA or a.bits is None or a.max_bits is None:
-                continue
+            if not a.narrow or a.atomic or a.path == PATH_TMA or a.bits is None or a.max_bits is None:
+                continue  # an atomic is issued per element (or packed pair) whatever the layout
             ins = _ptx_evidence(ctx, ln, a)
             op = ctx.ops_by_line.get(a.ttgir_line or -1)
             if ins is None or op is None:
@@ -322,7 +322,7 @@ def vectorised_by_specialisation(ctx: _Context) -> list[Hint]:
     out: list[Hint] = []
     for ln in ctx.ex.lines:
         for a in ln.global_accesses:
-            if a.narrow or a.path == PATH_TMA or a.bits is None or not a.elements or a.elements < 2:
+            if a.narrow or a.atomic or a.path == PATH_TMA or a.bits is None or not a.elements or a.elements < 2:
                 continue
             op = ctx.ops_by_line.get(a.ttgir_line or -1)
             ins = _ptx_evidence(ctx, ln, a)
@@ -371,10 +371,7 @@ def _largest_accumulator(ctx: _Context) -> tuple[Op, TensorType] | None:
         t = results[0] if results else None
         if not isinstance(t, TensorType) or None in t.shape:
             continue
-        size = 1
-        for n in t.shape:
-            size *= int(n or 1)
-        if best is None or size > _elements(best[1]):
+        if best is None or _elements(t) > _elements(best[1]):
             best = (op, t)
     return best
 
@@ -437,7 +434,9 @@ def loop_not_pipelined(ctx: _Context) -> list[Hint]:
             evidence.append(Evidence(f"num_stages = {lp.requested_stages}", RESOURCE))
             text = f"{where} was not pipelined: num_stages={lp.requested_stages} turns the pipeliner off. Try num_stages=3."
         elif cap.target.startswith("sm_") and not any(o.name in DOT_OPS for o in op.walk()) \
-                and "tt.num_stages" not in op.attributes:
+                and "tt.num_stages" not in op.attribute_values():
+            # Triton's AssignLatencies pipelines the loads of a loop only when they feed a
+            # dot, unless the loop carries tt.num_stages (pipelineWithoutDot)
             evidence.append(Evidence(f"{lp.loads} load(s) and no dot in the loop, no tt.num_stages attribute",
                                      RESOURCE))
             text = (f"{where} was not pipelined: Triton pipelines a loop without a dot only when asked. Try "

@@ -1,11 +1,13 @@
-"""The "why" marks every view puts beside a Python line, read from
+"""The "why" marks the report puts beside a Python line, read from
 :meth:`irscope.core.Capture.explain` (the core computes each fact; this module only
 groups them by line and names them).
 
 A line's marks, in a fixed order (:data:`MARKS`): a global access narrower than its
 layout allows, SASS spills, a layout conversion through shared memory, a loop that was
-not software-pipelined, and Triton's remarks. The app's Python pane shows them as a
-glyph column, the report as its per-line table.
+not software-pipelined, and Triton's remarks. The report shows them in its per-line
+table; the app's copy (:mod:`irscope.tui.why_marks`, for the app and the exporters may
+not import each other) shows them as the Python pane's glyph column, and
+tests/test_why_marks.py checks that the two agree.
 """
 
 from __future__ import annotations

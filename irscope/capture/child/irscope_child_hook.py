@@ -388,11 +388,20 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed, ex
             "error": error_info(error) if error is not None else None,
             "exact": exact,
             "fake_timing": _fake_timing(),
+            "placeholder_reads": _placeholder_reads(),
             "env": {k: v for k, v in os.environ.items() if k.startswith(("TRITON_", "MLIR_", "LLVM_", "USE_IR_LOC"))},
         }
     )
     _write_json_atomic(os.path.join(rec.dir_tmp, "meta.json"), meta)
     os.replace(rec.dir_tmp, os.path.join(SPOOL, rec.name))
+
+
+def _placeholder_reads():
+    """How many tensor values the script had read as placeholders (compile-only:
+    fake tensors hold none) when this compile ended: after one, the script may have
+    taken a path a GPU run would not."""
+    tensors = sys.modules.get("irscope_fake_tensors")
+    return tensors.READS[0] if tensors is not None else 0
 
 
 def _fake_timing():

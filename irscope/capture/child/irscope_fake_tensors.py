@@ -14,17 +14,35 @@ devices; no data), with two additions real scripts need.
   operator of the user's own namespace) instead, still on fake tensors, so its
   launches compile as any other launch does.
 
+- **Values read after the first compile are placeholders.** Fake tensors hold no
+  data, so a value read (``.item()``, ``.tolist()``, ``bool(t)``,
+  ``torch.allclose``, ``torch.testing.assert_close``) has nothing to give. Before
+  any kernel compiled, the read stops the script: the value may choose a config,
+  and a made-up one would capture something a GPU run never compiles. After that,
+  it is almost always a check of results (tutorials check, then benchmark more
+  kernels), so the read gets a placeholder (``True`` for a check, 1 for a number)
+  and the script goes on, capturing the kernels it launches later. The first
+  read's line and the count are reported (``values.json`` in the spool) and every
+  kernel compiled after it carries a note; ``--strict`` makes such a run fail.
+  Past :data:`MAX_READS` reads (a loop waiting for a value to converge) the read
+  stops the script as before.
+
 Why fake tensors and not host-backed ones: fake tensors cost no memory for a
 tensor's data (a model script with multi-GB weights captures on a laptop) and no
 time for torch's math, and every Triton launch only reads shapes, strides, dtypes
-and pointer alignment. What they cannot do is give a value: ``.item()``,
-``.tolist()`` or a data-dependent branch stop the script, and irscope reports the
-line (see the user guide's compile-only section).
+and pointer alignment (docs/benchmarks.md measures both designs).
 
 Standard library and torch only: this runs in the captured script's process.
 """
 
+import json
+import os
 import sys
+
+# Placeholder value reads allowed before a read stops the script (see the module notes).
+MAX_READS = 10000
+# [count, "file:line" of the first read in the user's script]: read by the hook's records.
+READS = [0, ""]
 
 # Namespaces of torch's own operators: their fake implementations are exact, and
 # their "real" ones are the CPU build's, which cannot take CUDA tensors.
@@ -56,12 +74,17 @@ def make_mode(torch):
     """A ``FakeTensorMode`` that runs custom operators' real implementations."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
+    aten = torch.ops.aten
+    value_reads = frozenset({aten._local_scalar_dense.default, aten.allclose.default, aten.equal.default})
+
     class CompileOnlyMode(FakeTensorMode):
         """Fake tensors; custom operators run for real (see the module notes)."""
 
         _real_keys: dict = {}
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func in value_reads and 0 < _compiled() and READS[0] < MAX_READS:
+                return _placeholder(func, args, torch)
             try:
                 key = self._real_keys[func]
             except KeyError:
@@ -76,6 +99,55 @@ def make_mode(torch):
                 return func._op_dk(key, *args, **(kwargs or {}))
 
     return CompileOnlyMode(allow_non_fake_inputs=True)
+
+
+def _compiled():
+    """How many kernels the hook has compiled so far in this process."""
+    hook = sys.modules.get("irscope_child_hook")
+    return hook._SEQ[0] if hook is not None else 0
+
+
+def _placeholder(func, args, torch):
+    """The value a read gets after the first compile: a check passes, a number is 1."""
+    READS[0] += 1
+    if READS[0] == 1:
+        READS[1] = _user_line()
+        _write_reads()
+        import atexit
+
+        atexit.register(_write_reads)
+    if func is not torch.ops.aten._local_scalar_dense.default:  # allclose, equal
+        return True
+    dtype = args[0].dtype
+    if dtype == torch.bool:
+        return True
+    return 1.0 if (dtype.is_floating_point or dtype.is_complex) else 1
+
+
+def _user_line():
+    """``file:line`` of the innermost frame of the user's script (the running
+    ``__main__``), or of the innermost frame outside torch and irscope."""
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    frame, fallback = sys._getframe(2), ""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if script and os.path.abspath(name) == script:
+            return "%s:%d" % (os.path.basename(name), frame.f_lineno)
+        if not fallback and os.sep + "torch" + os.sep not in name and "irscope" not in os.path.basename(name):
+            fallback = "%s:%d" % (os.path.basename(name), frame.f_lineno)
+        frame = frame.f_back
+    return fallback
+
+
+def _write_reads():
+    """``values.json`` in the spool: the count and the first read's line, for the parent."""
+    spool = os.environ.get("IRSCOPE_SPOOL")
+    if not spool:
+        return
+    path = os.path.join(spool, "values.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump({"reads": READS[0], "first": READS[1]}, f)
+    os.replace(path + ".tmp", path)
 
 
 def compile_only_context(target):

@@ -30,7 +30,7 @@ from textual.strip import Strip
 from irscope.core.user_functions import (CALL_LINE, OWN, UserFunction, UserFunctions, function_line_ops, op_place,
                                          ready, user_functions)
 from irscope.errors import IrscopeError
-from irscope.export.why_marks import GLYPHS, MARKS, kinds_present, line_marks
+from irscope.tui.why_marks import GLYPHS, MARKS, kinds_present, line_marks
 from irscope.tui.widgets.ir_view import MARK_SIGNS, IRView
 
 if TYPE_CHECKING:

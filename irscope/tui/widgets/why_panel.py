@@ -13,7 +13,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from irscope.export.why_marks import GLYPHS, MARKS, conversions_at, hints_at, kernel_hints, legend, line_marks, loops_at
+from irscope.tui.why_marks import (GLYPHS, MARKS, conversions_at, hints_at, kernel_hints, legend, line_marks,
+                                  loops_at)
 
 if TYPE_CHECKING:
     from irscope.core.explain import Explanation, Hint, LineExplanation
