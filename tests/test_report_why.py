@@ -85,3 +85,23 @@ def test_why_hints_section_lists_the_json_hints_with_evidence(report):
             assert f"<li>{html.escape(e, quote=True)}</li>" in section
     # external strings are escaped: the remark's text appears only escaped, never as markup
     assert "<script" not in section.lower()
+
+
+def test_why_section_escapes_every_string_from_the_capture():
+    from dataclasses import replace
+
+    from irscope.core import open_bundle
+    from irscope.export.report.why import why_html
+
+    hostile = '<script>alert("x")</script> & <b>'
+    with open_bundle(str(WHY)) as b:
+        ex = b.capture("gather_kernel", "sm_90").explain()
+        ln = ex.line(16)
+        assert ln is not None and ln.remarks
+        bad_line = replace(ln, remarks=(replace(ln.remarks[0], text=hostile),),
+                           costs=replace(ln.costs, function=hostile))
+        bad = replace(ex, lines=tuple(bad_line if x is ln else x for x in ex.lines),
+                      hints=tuple(replace(h, text=hostile) for h in ex.hints))
+        out = why_html(bad)
+    assert "<script" not in out and hostile not in out
+    assert html.escape(hostile, quote=True) in out

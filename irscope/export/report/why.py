@@ -1,7 +1,7 @@
 """The kernel page's "Why" section: the per-line table ``irscope explain`` prints
 (one row per line with a fact: its global accesses with their widths, shared-memory and
 tensor-core instructions, spills, remarks, and the marks of
-:mod:`irscope.export.why_marks`), then the hints. Every value is a field of the core's
+:mod:`irscope.core.why_marks`), then the hints. Every value is a field of the core's
 :meth:`irscope.core.Capture.explain`; every text from the capture goes through
 :func:`~irscope.export.report.embed.esc`."""
 
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from irscope.compiler.stages import PTX, SASS, TTGIR
 from irscope.errors import IrscopeError
 from irscope.export.report.embed import esc
-from irscope.export.why_marks import GLYPHS, MARKS, conversions_at, line_marks, loops_at
+from irscope.core.why_marks import GLYPHS, MARKS, conversions_at, line_marks, loops_at
 
 if TYPE_CHECKING:
     from irscope.core import Capture

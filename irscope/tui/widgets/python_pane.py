@@ -30,7 +30,7 @@ from textual.strip import Strip
 from irscope.core.user_functions import (CALL_LINE, OWN, UserFunction, UserFunctions, function_line_ops, op_place,
                                          ready, user_functions)
 from irscope.errors import IrscopeError
-from irscope.tui.why_marks import GLYPHS, MARKS, kinds_present, line_marks
+from irscope.core.why_marks import GLYPHS, MARKS, kinds_present, line_marks
 from irscope.tui.widgets.ir_view import MARK_SIGNS, IRView
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def pane_rows(functions: UserFunctions) -> tuple[list[str], list[PaneRow]]:
 
 class PythonPane(IRView):
     """The Python source of the kernel and its helpers, one row per file line, with a
-    "why" column of cost glyphs (:mod:`irscope.export.why_marks`) once the core's
+    "why" column of cost glyphs (:mod:`irscope.core.why_marks`) once the core's
     :meth:`~irscope.core.Capture.explain` is in."""
 
     COMPONENT_CLASSES = IRView.COMPONENT_CLASSES | {f"python-pane--why-{m.key}" for m in MARKS}

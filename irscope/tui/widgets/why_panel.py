@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from irscope.tui.why_marks import (GLYPHS, MARKS, conversions_at, hints_at, kernel_hints, legend, line_marks,
+from irscope.core.why_marks import (GLYPHS, MARKS, conversions_at, hints_at, kernel_hints, legend, line_marks,
                                   loops_at)
 
 if TYPE_CHECKING:
@@ -108,8 +108,9 @@ def _hints(out: Text, title: str, hints: "tuple[Hint, ...]") -> None:
             out.append(f"    evidence: {e.text}\n", style="dim")
 
 
-class WhyPanel(VerticalScroll):
-    """The cursor statement's facts and hints (hidden until ``w``)."""
+class WhyPanel(VerticalScroll, can_focus=False):
+    """The cursor statement's facts and hints (hidden until ``w``). It never takes the
+    focus (the keys stay with the Python pane it follows); the mouse wheel scrolls it."""
 
     DEFAULT_CSS = """
     WhyPanel { height: auto; max-height: 50%; border-top: solid $accent; display: none; }

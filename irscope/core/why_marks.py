@@ -1,14 +1,11 @@
-"""The "why" marks the app puts beside a Python line, read from
-:meth:`irscope.core.Capture.explain` (the core computes each fact; this module only
-groups them by line and names them).
-
-The app and the exporters may not import each other (pyproject.toml's layers), so the
-report's copy of this grouping is :mod:`irscope.export.why_marks`;
-tests/test_why_marks.py checks that the two give every line the same marks.
+"""The "why" marks of a Python line, read from :meth:`irscope.core.Capture.explain`
+(the explanation holds each fact; this module groups them by line and names them, once,
+for every view).
 
 A line's marks, in a fixed order (:data:`MARKS`): a global access narrower than its
 layout allows, SASS spills, a layout conversion through shared memory, a loop that was
-not software-pipelined, and Triton's remarks.
+not software-pipelined, and Triton's remarks. The app shows them as the Python pane's
+glyph column and the report in its per-line table.
 """
 
 from __future__ import annotations
