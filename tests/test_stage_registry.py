@@ -43,6 +43,8 @@ ALLOWED: dict[str, tuple[dict[str, int], str]] = {
     "cli/layout_cmd.py": ({"json": 4, "source": 1},
                           "the json picture format; 'source', the dest of the ENCODING|BUNDLE argument"),
     "cli/run_cmd.py": ({"json": 1}, "the dest of the --json flag"),
+    "cli/explain_render.py": ({"source": 2}, "the header of the Python source column"),
+    "tui/kernel_nav.py": ({"source": 1}, "the Python pane's widget id"),
     "ir/type_model.py": ({"mlir": 1, "llvm": 1},
                          "FLAVOR_MLIR, FLAVOR_LLVM: how a type is spelled (builtin MLIR, LLVM dialect), no stage"),
 }

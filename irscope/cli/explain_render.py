@@ -19,7 +19,7 @@ from irscope.core.hints import Hint
 from irscope.core.line_costs import PATH_ATOMIC, PATH_CP_ASYNC, PATH_TMA, GlobalAccess
 from irscope.core.summary import occupancy_text
 
-_STAGE_COLUMNS = ((TTGIR, "ttgir"), (PTX, "ptx"), (SASS, "sass"))
+_STAGE_COLUMNS = tuple((stage, stage) for stage in (TTGIR, PTX, SASS))
 
 
 def access_text(a: GlobalAccess) -> str:
@@ -59,7 +59,7 @@ def _table(cap: Capture, ex: Explanation, lines: tuple[LineExplanation, ...], wi
         rem = Text(str(len(ln.remarks)) if ln.remarks else "-", style="bold" if ln.remarks else "dim")
         source = Text((texts.get((ln.file, ln.line)) or "").strip(), style="dim")
         rows.append((Text(label), Text(counts), glob, shared, spills, rem, source))
-    headers = ("line", "ttgir/ptx/sass", "global", "smem / tensor core", "spills", "rem", "source")
+    headers = ("line", "/".join(name for _, name in _STAGE_COLUMNS), "global", "smem / tensor core", "spills", "rem", "source")
     t = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, expand=False)
     used = 0
     for i, h in enumerate(headers[:-1]):

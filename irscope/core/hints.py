@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from irscope.compiler.stages import PTX, TTGIR, TTIR
+from irscope.compiler.stages import PTX, SASS, TTGIR, TTIR
 from irscope.core.line_costs import PATH_TMA, GlobalAccess
 from irscope.core.loops import DOT_OPS
 from irscope.ir.model import Function, Module, Op
@@ -389,7 +389,7 @@ def spills(ctx: _Context) -> list[Hint]:
     if not ex.has_sass or ex.total_spills <= 0:
         return []
     r = cap.resources
-    evidence = [Evidence(f"sass: {ex.total_spills} LDL/STL instructions", RESOURCE, "sass")]
+    evidence = [Evidence(f"{SASS}: {ex.total_spills} LDL/STL instructions", RESOURCE, SASS)]
     if r.registers is not None:
         evidence.append(Evidence(f"ptxas: {r.registers} registers per thread", RESOURCE))
     text = f"{ex.total_spills} spill instructions"

@@ -38,11 +38,14 @@ Standard library and torch only: this runs in the captured script's process.
 import json
 import os
 import sys
+from types import FrameType
 
 # Placeholder value reads allowed before a read stops the script (see the module notes).
 MAX_READS = 10000
-# [count, "file:line" of the first read in the user's script]: read by the hook's records.
-READS = [0, ""]
+# How many values were read as placeholders (read by the hook's records), and where the
+# first read was ("file:line" in the user's script).
+READS = [0]
+FIRST_READ = [""]
 
 # Namespaces of torch's own operators: their fake implementations are exact, and
 # their "real" ones are the CPU build's, which cannot take CUDA tensors.
@@ -111,7 +114,7 @@ def _placeholder(func, args, torch):
     """The value a read gets after the first compile: a check passes, a number is 1."""
     READS[0] += 1
     if READS[0] == 1:
-        READS[1] = _user_line()
+        FIRST_READ[0] = _user_line()
         _write_reads()
         import atexit
 
@@ -128,7 +131,8 @@ def _user_line():
     """``file:line`` of the innermost frame of the user's script (the running
     ``__main__``), or of the innermost frame outside torch and irscope."""
     script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    frame, fallback = sys._getframe(2), ""
+    frame: FrameType | None = sys._getframe(2)
+    fallback = ""
     while frame is not None:
         name = frame.f_code.co_filename
         if script and os.path.abspath(name) == script:
@@ -146,7 +150,7 @@ def _write_reads():
         return
     path = os.path.join(spool, "values.json")
     with open(path + ".tmp", "w") as f:
-        json.dump({"reads": READS[0], "first": READS[1]}, f)
+        json.dump({"reads": READS[0], "first": FIRST_READ[0]}, f)
     os.replace(path + ".tmp", path)
 
 
