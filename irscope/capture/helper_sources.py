@@ -14,21 +14,18 @@ import ast
 import os
 
 from irscope.compiler.records import FunctionSource
-from irscope.core.user_functions import function_span, is_library, source_ir_defs
+from irscope.core.user_functions import function_span, is_library, read_source_file, source_ir_defs
 from irscope.ir.python_lines import same_file
 
 
 def _read(path: str, cwd: str | None) -> tuple[list[str], ast.Module] | None:
-    for p in (path, os.path.join(cwd, path) if cwd and not os.path.isabs(path) else None):
-        if not p:
-            continue
-        try:
-            with open(p, encoding="utf-8") as fh:
-                text = fh.read()
-            return text.splitlines(), ast.parse(text)
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            continue
-    return None
+    text = read_source_file(path, cwd)
+    if text is None:
+        return None
+    try:
+        return text.splitlines(), ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def helper_sources(source_ir: str | None, kernel_file: str | None, kernel_first_line: int | None,

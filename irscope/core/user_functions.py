@@ -57,6 +57,20 @@ Key = tuple[int, int]
 """(function index, statement first line): where an op is charged."""
 
 
+
+def read_source_file(path: str, cwd: str | None) -> str | None:
+    """The text of a Python file named in a capture: ``path`` as written, else relative
+    to the run's folder ``cwd``; None when neither reads as UTF-8."""
+    for p in (path, os.path.join(cwd, path) if cwd and not os.path.isabs(path) else None):
+        if not p:
+            continue
+        try:
+            with open(p, encoding="utf-8") as fh:
+                return fh.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+    return None
+
 def is_library(frame: Frame) -> bool:
     """Whether ``frame`` lies in Triton's own code (never a user function)."""
     if frame.is_library():
@@ -197,25 +211,17 @@ class _Sources:
         if path in self._files:
             return self._files[path]
         got = None
-        cwd = self._cwd()
-        for p in (path, os.path.join(cwd, path) if cwd and not os.path.isabs(path) else None):
-            if not p:
-                continue
-            try:
-                with open(p, encoding="utf-8") as fh:
-                    text = fh.read()
-            except (OSError, UnicodeDecodeError):
-                continue
+        text = read_source_file(path, self._cwd())
+        if text is not None:
             lines = text.splitlines()
-            if same_file(path, self.capture.file) and any(
-                    n > len(lines) or lines[n - 1] != t for n, t in self.kernel_texts.items()):
-                break  # the file changed since the capture: its other lines cannot be trusted
-            try:
-                tree: ast.Module | None = ast.parse(text)
-            except (SyntaxError, ValueError):
-                tree = None
-            got = (lines, tree)
-            break
+            # A file changed since the capture: its other lines cannot be trusted.
+            if not (same_file(path, self.capture.file) and any(
+                    n > len(lines) or lines[n - 1] != t for n, t in self.kernel_texts.items())):
+                try:
+                    tree: ast.Module | None = ast.parse(text)
+                except (SyntaxError, ValueError):
+                    tree = None
+                got = (lines, tree)
         self._files[path] = got
         return got
 

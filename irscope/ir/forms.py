@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["erase_names", "normalise_op_text", "op_form"]
+__all__ = ["erase_names", "loc_group_end", "normalise_op_text", "op_form"]
 
 # The same name characters as the parsers' tokens (\w, $, ., -), so that a form is
 # the same whichever way it was computed (see line_shapes, op_forms).
@@ -19,6 +19,29 @@ _LOCREF_RE = re.compile(r"#loc[\w$.-]*")
 _DBG_RE = re.compile(r",?[ \t]*!dbg[ \t]*!\d+")
 # Other LLVM metadata references (!tbaa !5, !range !7): renumbered like values.
 _META_RE = re.compile(r"!\d+(?![-\w.$])")
+
+
+def loc_group_end(text: str, start: int) -> int:
+    """The index after the ``)`` closing the ``loc(`` at ``start`` (nested parentheses
+    and quoted strings respected); ``len(text)`` when it is not closed in ``text``."""
+    depth, k, in_str, n = 0, start + 3, False, len(text)
+    while k < n:
+        c = text[k]
+        if in_str:
+            if c == "\\":
+                k += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+        k += 1
+    return n
 
 
 def _strip_locs(text: str) -> str:
@@ -34,25 +57,7 @@ def _strip_locs(text: str) -> str:
             out.append(text[i:])
             break
         out.append(text[i:j])
-        depth, k, in_str = 0, j + 3, False
-        while k < n:
-            c = text[k]
-            if in_str:
-                if c == "\\":
-                    k += 1
-                elif c == '"':
-                    in_str = False
-            elif c == '"':
-                in_str = True
-            elif c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    k += 1
-                    break
-            k += 1
-        i = k
+        i = loc_group_end(text, j)
     return "".join(out)
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from irscope.ir.forms import loc_group_end
+
 _LOC_LINE = re.compile(r"\s*#loc[\w$.-]*\s*=\s*loc\(")
 # A location group starts a word: after a space or at the start of the line, never the
 # tail of a name (``@alloc(``, ``%loc(``).
@@ -33,29 +35,6 @@ def loc_filter(hide: bool) -> tuple[Callable[[str], bool] | None, Callable[[str]
     return (is_loc_line, strip_loc) if hide else (None, None)
 
 
-def _group_end(text: str, start: int) -> int:
-    """The index after the ``)`` closing the ``loc(`` at ``start`` (quoted strings
-    respected); ``len(text)`` when it is not closed on this line."""
-    depth, k, in_str, n = 0, start + 3, False, len(text)
-    while k < n:
-        c = text[k]
-        if in_str:
-            if c == "\\":
-                k += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return k + 1
-        k += 1
-    return n
-
-
 def strip_loc(line: str) -> str:
     """``line`` without its ``loc(...)`` groups (an op's location suffix, a function
     argument's ``loc("a_ptr"(#loc))``), trailing spaces trimmed; other lines as they are."""
@@ -67,7 +46,7 @@ def strip_loc(line: str) -> str:
         if m.start() < i:  # inside a group already removed
             continue
         out.append(line[i:m.start()].rstrip(" "))
-        i = _group_end(line, m.start())
+        i = loc_group_end(line, m.start())
     if not out:
         return line
     out.append(line[i:])
