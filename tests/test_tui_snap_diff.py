@@ -9,7 +9,6 @@ and look at the new SVGs before keeping them.
 
 from __future__ import annotations
 
-from textual.widgets import Input
 
 from irscope.core import open_bundle
 from irscope.diff.compare import compare_captures
@@ -19,17 +18,10 @@ from irscope.tui.screens.passes import PassStepperScreen
 from irscope.tui.widgets.diff_panes import DiffPanes
 
 from conftest import DATA
+from tui_support import settle as _settle
 
 SAMPLES = DATA / "samples_sm90.irscope"
 LEARNER = DATA / "learner_sm90.irscope"
-
-
-async def _settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-    for inp in pilot.app.screen.query(Input):
-        inp.cursor_blink = False
 
 
 def _matmul_diff_app():

@@ -11,11 +11,11 @@ and look at the new SVGs before keeping them.
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input
 
 from irscope.tui.app import make_app
 
 from conftest import DATA
+from tui_support import settle as _settle
 
 BUNDLE = "learner_sm90.irscope"
 """Opened from tests/data (the ``in_data`` fixture), so the panel's ``irscope cat`` line
@@ -25,14 +25,6 @@ names the bundle as a user who opened it there would see it, on any checkout."""
 @pytest.fixture(autouse=True)
 def in_data(monkeypatch):
     monkeypatch.chdir(DATA)
-
-
-async def _settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-    for inp in pilot.app.screen.query(Input):
-        inp.cursor_blink = False
 
 
 async def _jumped(pilot) -> None:

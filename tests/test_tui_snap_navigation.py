@@ -9,11 +9,11 @@ Update after an intended change:
 
 from __future__ import annotations
 
-from textual.widgets import Input
 
 from irscope.tui.app import make_app
 
 from conftest import DATA
+from tui_support import settle as _settle
 
 LEARNER = DATA / "learner_sm90.irscope"
 SIZE = (120, 40)
@@ -21,14 +21,6 @@ SIZE = (120, 40)
 
 def _app(kernel: str = "rmsnorm_kernel"):
     return make_app(LEARNER, kernel=kernel, keymap={})
-
-
-async def _settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-    for inp in pilot.app.screen.query(Input):
-        inp.cursor_blink = False
 
 
 async def _ttgir_on_load(pilot) -> None:

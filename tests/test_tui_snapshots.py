@@ -7,27 +7,19 @@ and look at the new SVGs before keeping them.
 
 from __future__ import annotations
 
-from textual.widgets import Input
 
 from irscope.tui.app import make_app
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.kernel_table import CaptureTable
 
 from conftest import DATA
+from tui_support import settle as _settle
 
 BUNDLE = DATA / "samples_sm90.irscope"
 
 
 def _app(**kw):
     return make_app(BUNDLE, keymap={}, **kw)
-
-
-async def _settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-    for inp in pilot.app.screen.query(Input):
-        inp.cursor_blink = False
 
 
 async def _browser(pilot) -> None:

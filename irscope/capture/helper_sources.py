@@ -11,7 +11,6 @@ cannot be read or parsed gives no source: the views then fall back to the file o
 from __future__ import annotations
 
 import ast
-import os
 
 from irscope.compiler.records import FunctionSource
 from irscope.core.user_functions import function_span, is_library, read_source_file, source_ir_defs

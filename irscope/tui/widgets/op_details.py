@@ -21,6 +21,7 @@ from irscope.ir.layouts import DistributedEncoding, LayoutError, UnknownEncoding
 from irscope.ir.result_types import op_result_types
 from irscope.ir.types import MemDescType, TensorType
 from irscope.tui.widgets.layout_grid import MAX_CELLS, warp_lane_grid
+from irscope.tui.widgets.op_why import OpWhy, op_why, render_op_why
 
 if TYPE_CHECKING:
     from irscope.core import Capture
@@ -59,6 +60,8 @@ class OpDetail:
     links: dict[str, list["LinkedOp"]] = field(default_factory=dict)
     """Stage -> linked ops, for the previous and next stage."""
     notes: list[str] = field(default_factory=list)
+    why: OpWhy | None = None
+    """The core's conversion or loop facts (a convert_layout or scf.for of the TTGIR)."""
 
 
 def _layouts(op: "Op", module: "Module", grid_cols: int) -> tuple[list[str], list[str], list[LayoutInfo]]:
@@ -118,6 +121,7 @@ def op_detail(capture: "Capture", stage: str, op: "Op", module: "Module", stages
     d.frames = list(op.location.frames)
     d.python_line = capture.line_of(op)  # its statement's first line, where the source pane shows it
     d.created_by = _origin(capture, stage, op.line)
+    d.why = op_why(capture, stage, op)
     at = stages.index(stage) if stage in stages else -1
     d.previous_stage = stages[at - 1] if at > 0 else None
     d.next_stage = stages[at + 1] if 0 <= at < len(stages) - 1 else None
@@ -144,6 +148,8 @@ def render_detail(d: OpDetail, *, max_links: int = 4) -> Text:
         out.append(" -> ")
         out.append(", ".join(d.result_types) or "()")
         out.append("\n")
+    if d.why is not None:  # what the op costs, before the layouts it converts between
+        out.append_text(render_op_why(d.why))
     for lay in d.layouts:
         out.append("layout ", style="bold")
         out.append(lay.ref, style="bold")
