@@ -10,27 +10,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textual.widgets import Input
-
 from irscope.tui.app import make_app
 from irscope.tui.screens.kernel import KernelScreen
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.op_details import OpDetails
 
 from conftest import DATA, irscope
-from tui_support import run_async
+from tui_support import run_async, settle as _settle
 
 CONVERSIONS = DATA / "why_conversions.irscope"
 LOOPS = DATA / "why_loops.irscope"
 SIZE = (120, 50)
-
-
-async def _settle(pilot) -> None:
-    for _ in range(4):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-    for inp in pilot.app.screen.query(Input):
-        inp.cursor_blink = False
 
 
 def _explain_json(bundle: Path, kernel: str, target: str, variant: int = 0) -> dict:
@@ -115,6 +105,18 @@ async def test_scf_for_details_show_explain_json_loop():
                 assert "prologue:" not in text
             assert f"stages asked for: {loop['requested_stages']}" in text
             assert loop["evidence"] in text
+
+
+@run_async
+async def test_scf_for_details_show_the_loops_remark():
+    want = _explain_json(LOOPS, "strided_rowsum_kernel", "sm_80")
+    [loop] = want["loops"]
+    assert loop["remark"]
+    app = make_app(LOOPS, keymap={}, kernel="strided_rowsum_kernel", target="sm_80")
+    async with app.run_test(size=SIZE) as pilot:
+        text = await _details_at(pilot, loop["ttgir_line"])
+        assert f"remark: {loop['remark']}" in text
+        assert ("pipelined, " if loop["pipelined"] else "not pipelined") in text
 
 
 async def _on_conversion_details(pilot) -> None:

@@ -3,6 +3,7 @@ SVG, PNG, DOT or JSON.
 
     irscope export BUNDLE KERNEL --stage ttgir -o mm.svg
     irscope export BUNDLE KERNEL --pass 65 --max-nodes 200 -o lowered.svg
+    irscope export BUNDLE KERNEL --costs -o costs.svg
     irscope export BUNDLE KERNEL --pipeline -o pipeline.svg
     irscope export BUNDLE KERNEL --lineage 70 -o line70.png
 
@@ -48,6 +49,9 @@ def add_parser(sub) -> None:
     p.add_argument("--diff", metavar="OTHER",
                    help="colour what differs from OTHER (BUNDLE[:KERNEL][@TARGET][#VARIANT] or an IR file, as "
                         "'irscope diff' takes); with --pipeline, mark the passes only one capture ran")
+    p.add_argument("--costs", action="store_true",
+                   help="the final TTGIR with each op's cost: convert_layout nodes filled by how the data moves "
+                        "(scratch bytes, bank conflicts), global accesses with their widths (irscope explain)")
     p.add_argument("--pipeline", action="store_true", help="the pass pipeline instead: stages and their passes")
     p.add_argument("--lineage", type=int, metavar="LINE", help="what Python LINE became in every stage instead")
     p.add_argument("--timeout", type=float, metavar="S", help="give up when dot takes longer than S seconds")
@@ -104,6 +108,12 @@ def _check_combination(args) -> None:
         raise IrscopeError(f"{', '.join(focus)} focus stage graphs, not {what}")
     if args.lineage is not None and args.diff:
         raise IrscopeError("--lineage does not take --diff")
+    if args.costs and (args.pipeline or args.lineage is not None):
+        raise IrscopeError(f"--costs draws the TTGIR op graph, not {'--pipeline' if args.pipeline else '--lineage'}")
+    if args.costs and (args.pass_index is not None or args.diff):
+        # (stage_graph says the same; said here before OTHER is opened)
+        raise IrscopeError(f"--costs and {'--pass' if args.pass_index is not None else '--diff'} do not combine: "
+                           f"--costs colours the final TTGIR by cost")
 
 
 def _build(args, capture):
@@ -121,7 +131,7 @@ def _build(args, capture):
         lines = parse_lines(args.lines)
     other = _other(args.diff, capture, need_capture=False, stage=args.stage) if args.diff else None
     return stage_graph(capture, args.stage, lines=lines, op=args.op, radius=args.radius, max_nodes=args.max_nodes,
-                       pass_index=args.pass_index, diff_against=other)
+                       pass_index=args.pass_index, diff_against=other, costs=args.costs)
 
 
 def _other(spec: str, capture, *, need_capture: bool, stage: str | None = None):

@@ -15,8 +15,9 @@ Focus (:mod:`.focus`) keeps some Python lines or the neighbourhood of an op name
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from irscope.compiler.stages import FAMILY_MLIR, PTX, SASS
+from irscope.compiler.stages import FAMILY_MLIR, PTX, SASS, TTGIR
 from irscope.errors import IrscopeError
 from irscope.ir import Module
 from irscope.ir.statements import StatementMap
@@ -36,6 +37,9 @@ from .style import (
     short_type,
 )
 
+if TYPE_CHECKING:
+    from .costs import CostView
+
 DRAW_ALL_UP_TO = 1000
 """Without ``max_nodes``, graphs of up to this many ops are drawn op by op."""
 DEFAULT_MAX_NODES = 300
@@ -48,7 +52,7 @@ _CLUSTER_FILL = {"function": "#fbfbfb", "region": "#f4f7ff", "part": "#ffffff", 
 
 def stage_graph(capture, stage: str | None, *, lines: tuple[int, int] | None = None, op: str | None = None,
                 radius: int | None = None, max_nodes: int | None = None, pass_index: int | None = None,
-                diff_against=None) -> OpGraph:
+                diff_against=None, costs: bool = False) -> OpGraph:
     """The op graph of ``stage`` of ``capture`` (a :class:`irscope.core.Capture`).
 
     ``lines`` (first, last) keeps the ops of those Python lines; ``op`` (a name such
@@ -57,11 +61,16 @@ def stage_graph(capture, stage: str | None, *, lines: tuple[int, int] | None = N
     ``pass_index`` draws the IR pass N produced, its added and changed ops coloured
     (``stage`` is then ignored). ``diff_against`` (a Capture, an ``IRFile`` or a
     parsed ``Module`` of the same format) colours what differs from it: added =
-    only here.
+    only here. ``costs`` puts each op's cost on its node (:mod:`.costs`: conversions
+    and global access widths, from :meth:`irscope.core.Capture.explain`); final
+    TTGIR only.
     IrscopeError (one line) for a stage, pass or op that is not there.
     """
     file = capture.file
     title = capture_title(capture)
+    if costs:
+        return _costs_graph(capture, stage, title, lines=lines, op=op, radius=radius, max_nodes=max_nodes,
+                            pass_index=pass_index, diff_against=diff_against)
     if pass_index is not None:
         if diff_against is not None:
             raise IrscopeError("--pass and --diff do not combine: export the pass, or diff the stage")
@@ -79,6 +88,24 @@ def stage_graph(capture, stage: str | None, *, lines: tuple[int, int] | None = N
     return module_graph(module, title=f"{title} \u00b7 {stage}", file=file, lines=lines, op=op, radius=radius,
                         max_nodes=max_nodes, highlight=highlight, source_line=capture.source.line,
                         statements=capture.statements)
+
+
+def _costs_graph(capture, stage: str | None, title: str, *, lines: tuple[int, int] | None, op: str | None,
+                 radius: int | None, max_nodes: int | None, pass_index: int | None, diff_against) -> OpGraph:
+    """The final TTGIR with its costs: the facts are TTGIR ops', so no other stage,
+    pass snapshot or diff colouring combines with them."""
+    from .costs import cost_view
+
+    if pass_index is not None or diff_against is not None:
+        raise IrscopeError(f"--costs and {'--pass' if pass_index is not None else '--diff'} do not combine: "
+                           f"--costs colours the final TTGIR by cost")
+    if stage != TTGIR:
+        raise IrscopeError(f"--costs draws the final TTGIR (conversions and access widths are TTGIR ops'), "
+                           f"not {clean(stage, 40)}: use --stage ttgir")
+    module = capture.stage(TTGIR).module
+    return module_graph(module, title=f"{title} \u00b7 {TTGIR} \u00b7 costs", file=capture.file, lines=lines,
+                        op=op, radius=radius, max_nodes=max_nodes, source_line=capture.source.line,
+                        statements=capture.statements, costs=cost_view(capture))
 
 
 def _other_module(other, stage: str) -> tuple[Module, str]:
@@ -106,12 +133,14 @@ def _other_module(other, stage: str) -> tuple[Module, str]:
 def module_graph(module: Module, *, title: str, file: str | None = None, lines: tuple[int, int] | None = None,
                  op: str | None = None, radius: int | None = None, max_nodes: int | None = None,
                  highlight: Highlight | None = None, source_line=None,
-                 statements: StatementMap | None = None) -> OpGraph:
+                 statements: StatementMap | None = None, costs: CostView | None = None) -> OpGraph:
     """The op graph of any parsed module (see :func:`stage_graph` for the options);
     ``file`` is the kernel's file, whose lines count as Python lines, and
     ``source_line(n)`` (optional) its text, quoted in summary nodes. With
     ``statements`` (a capture's, :attr:`irscope.core.Capture.statements`) an op's
-    Python line is its statement's first line, as every other view shows it."""
+    Python line is its statement's first line, as every other view shows it.
+    ``costs`` (:func:`irscope.export.costs.cost_view`) puts those costs on the op
+    nodes, keeps the costed ops out of summary nodes, and sets the legend."""
     if radius is not None and op is None:
         raise IrscopeError("--radius goes with --op NAME")
     if max_nodes is not None and max_nodes < 0:
@@ -153,7 +182,10 @@ def module_graph(module: Module, *, title: str, file: str | None = None, lines: 
     shown_removed = min(len(removed), room) + (1 if len(removed) > room else 0)
     budget = max(1, max_nodes - shown_removed) if max_nodes else 0
     members = [collapse.Member(k, s.things[k].clusters, s.things[k].python_line) for k in keys]
-    plan = collapse.plan(members, budget, s.owners()) if budget else collapse.Plan({}, [], "none", len(keys))
+    keep = s.owners()
+    if costs is not None:  # a costed op folded into a summary node would lose its cost
+        keep |= {k for k in keys if (t := s.things[k]).op is not None and t.op.line in costs.ops}
+    plan = collapse.plan(members, budget, keep) if budget else collapse.Plan({}, [], "none", len(keys))
     if plan.groups:
         folded = sum(len(m) for _, m in plan.groups)
         by = {"line": "Python line within each region", "region": "region", "function": "function"}[plan.level]
@@ -168,6 +200,11 @@ def module_graph(module: Module, *, title: str, file: str | None = None, lines: 
     if removed and highlight is not None:  # (only a highlight has removed ops)
         _removed(g, removed, highlight.removed_label, room)
     _status_legend(g, highlight)
+    if costs is not None:
+        from .costs import apply_costs
+
+        notes.extend(costs.notes)
+        apply_costs(g, costs)
     g.graph["notes"] = [clean(n, 300) for n in notes]
     return OpGraph(g, list(g.graph["notes"]), total)
 
