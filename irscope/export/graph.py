@@ -16,7 +16,8 @@ The schema (also what ``--format json`` prints):
   ``style`` (``filled``, ``dashed``...), ``border``, ``penwidth``, ``fontcolor``,
   ``tooltip``; plus what it means: ``kind`` (``op``, ``block_arg``, ``group``,
   ``pass``, ``stage``, ``source``, ``removed``), and per kind ``name``,
-  ``dialect``, ``line`` (in the IR text), ``python_line``, ``status``...
+  ``dialect``, ``line`` (in the IR text), ``python_line``, ``status``, and with
+  ``--costs`` ``cost``, ``conversion``, ``global_accesses`` (:mod:`.costs`)...
 - an edge: optional ``label``, ``style``, ``color``, ``penwidth``, ``constraint``
   (False: not used for ranking), plus ``kind`` (``def-use``, ``yield``, ``link``,
   ``order``) and ``count`` (def-use edges folded into it).
