@@ -209,7 +209,7 @@ def cell(v: str, tutorial: str, target: str, data: dict) -> dict:
     # Exit 0, but the script ended at a line that reads tensor values: what follows it
     # (often the benchmark, with its other specialisations) never ran.
     c["stopped_at"] = stop
-    # In compile-only mode irscope exits 0 when the script fails after a launch, with a note.
+    # A script that raised after its launches is a failure (exit 3); this catches the line either way.
     failed_note = next((line.strip() for line in run.get("stderr_tail") or [] if "script failed at" in line), None)
     c["script_failed"] = failed_note
     c["complete"] = (exp is not None and not c["missing"] and run["rc"] == 0 and not run["timed_out"]
@@ -263,7 +263,10 @@ MEANING = [
     "A failure is an irscope failure when the tutorial runs on that Triton and target on a real GPU "
     "but not under `irscope run` with no GPU: the compile-only environment lacks something the "
     "tutorial calls, or the script stops at a line that reads tensor values (compile-only tensors are "
-    "fake: shapes and strides, no data) before it launches all its kernels. A timeout is this machine's "
+    "fake: shapes and strides, no data) before it launches all its kernels. A value read after the first "
+    "compile (a result check) gets a placeholder and the script goes on (docs/user-guide.md, result checks "
+    "in compile-only runs); a cell marked `(stopped at :N)` comes from a run of an irscope that stopped "
+    "there instead (the run's date is in data/tutorials.json): `--force` runs it again. A timeout is this machine's "
     "limit (2 cores shared with other work; every autotune config of every specialisation compiles), not "
     "an irscope failure: the kernels compiled before it are kept and counted.",
 ]

@@ -499,3 +499,30 @@ def test_launches_after_a_result_check_are_captured_with_a_note(tmp_path):
     assert run["status"] == "compile-only, checks skipped"
     strict = irscope("run", script, "-o", tmp_path / "s.irscope", "--strict")
     assert strict.returncode == 3 and "check_then_more.py" in strict.stderr
+
+
+# -- 10. streams and events, as benchmarks written for a GPU use them -----------------
+
+STREAMS = VECTOR_ADD + '''
+x = torch.randn(4096, device=DEVICE)
+out = torch.empty_like(x)
+stream = getattr(torch, DEVICE.type).Stream()  # Triton's tutorial 02, before its benchmark
+getattr(torch, DEVICE.type).set_stream(stream)
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+start.record()
+with torch.cuda.stream(stream):
+    add_kernel[(4,)](x, x, out, 4096, BLOCK=1024)
+end.record()
+torch.cuda.synchronize()
+print("STREAMS", start.elapsed_time(end), torch.cuda.current_stream() == stream)
+'''
+
+
+@pytest.mark.slow
+def test_streams_and_events_do_nothing_and_the_kernel_compiles(tmp_path):
+    script = write_script(tmp_path, "streams.py", STREAMS)
+    out = tmp_path / "s.irscope"
+    p = irscope("run", script, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "STREAMS 1.0 True" in p.stdout + p.stderr
+    assert [c["variant"].split(",")[0] for c in ls_json(out)] == ["BLOCK=1024"]

@@ -123,8 +123,8 @@ class DeviceProperties:
 def patch_torch_cuda(torch, device):
     """Make ``torch.cuda``'s device queries answer for ``device`` (one GPU, index 0).
 
-    Only the queries: allocations stay with torch's fake tensors, and what needs a
-    real GPU (streams, events) still says so."""
+    Allocations stay with torch's fake tensors. Streams and events are do-nothing
+    stand-ins (:func:`_stand_in_streams`): there is no work to order or wait for."""
     cuda = torch.cuda
     props = DeviceProperties(device)
 
@@ -175,4 +175,81 @@ def patch_torch_cuda(torch, device):
     # Scripts written for a GPU synchronise before timing or checking; with no
     # device there is nothing to wait for.
     cuda.synchronize = lambda *a, **k: None
+    _stand_in_streams(torch)
     return props
+
+
+def _stand_in_streams(torch):
+    """``torch.cuda.Stream``, ``Event``, ``current_stream``, ``set_stream`` and
+    ``stream(...)`` that do nothing: scripts written for a GPU make a stream before a
+    benchmark (Triton's tutorial 02) or time with events. An event's elapsed time is
+    the stand-in benchmarker's 1.0 ms (irscope_fake_driver: every timing is fake)."""
+    import contextlib
+
+    cuda = torch.cuda
+    dev = torch.device("cuda", 0)
+
+    class Event:
+        def __init__(self, enable_timing=False, blocking=False, interprocess=False, **kwargs):
+            self.enable_timing = enable_timing
+
+        def record(self, stream=None):
+            return None
+
+        def wait(self, stream=None):
+            return None
+
+        def query(self):
+            return True
+
+        def synchronize(self):
+            return None
+
+        def elapsed_time(self, end_event):
+            return 1.0
+
+    class Stream:
+        def __init__(self, device=None, priority=0, **kwargs):
+            self.device = dev
+            self.priority = priority
+            self.cuda_stream = 0
+            self.stream_id = 0
+            self.device_index = 0
+            self.device_type = 1  # DeviceType.CUDA
+
+        def synchronize(self):
+            return None
+
+        def query(self):
+            return True
+
+        def wait_stream(self, stream):
+            return None
+
+        def wait_event(self, event):
+            return None
+
+        def record_event(self, event=None):
+            event = event or Event()
+            event.record(self)
+            return event
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def __eq__(self, other):
+            return isinstance(other, Stream)
+
+        def __hash__(self):
+            return 0
+
+    default = Stream()
+    cuda.Stream = Stream
+    cuda.Event = Event
+    cuda.current_stream = lambda device=None: default
+    cuda.default_stream = lambda device=None: default
+    cuda.set_stream = lambda stream: None
+    cuda.stream = lambda stream=None: contextlib.nullcontext(stream)
