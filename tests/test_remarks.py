@@ -137,8 +137,10 @@ def test_show_lists_the_remarks_of_a_line(runs):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not PY39.exists(), reason="no .venvs/triton-3.9")
 def test_triton_39_remarks_are_what_it_prints(tmp_path):
+    if not PY39.exists():
+        # scripts/setup.sh makes every venv: under CI a missing one is a broken set-up, not a skip.
+        (pytest.fail if os.environ.get("CI") else pytest.skip)("no .venvs/triton-3.9: run scripts/setup.sh")
     bundle = tmp_path / "v39.irscope"
     run_irscope("run", SCRIPT, "-o", bundle, "-q", "--no-open", "--python", PY39, "--", "ok", check=True)
     cap = irscope.open(str(bundle)).captures()[0]
@@ -153,7 +155,7 @@ def test_triton_39_remarks_are_what_it_prints(tmp_path):
 def test_older_triton_says_not_available(tmp_path, version):
     python = VENVS / f"triton-{version}" / "bin" / "python"
     if not python.exists():
-        pytest.skip(f"no .venvs/triton-{version}")
+        (pytest.fail if os.environ.get("CI") else pytest.skip)(f"no .venvs/triton-{version}: run scripts/setup.sh")
     bundle = tmp_path / "old.irscope"
     run_irscope("run", SAMPLES / "vector_add.py", "-o", bundle, "-q", "--no-open", "--python", python, check=True)
     cap = irscope.open(str(bundle)).captures()[0]
