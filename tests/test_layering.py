@@ -18,7 +18,8 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 # above the core and imports neither the store nor the views (`irscope run` writes
 # what it hands back); the views sit on top, the command line last (it starts all
 # the others).
-ORDER = ["errors", "text_guard", "compiler", "store", "ir", "irdiff", "link", "core", "diff", "capture", "export", "tui", "cli"]
+ORDER = ["errors", "text_guard", "compiler", "store", "ir", "profiles", "irdiff", "link", "core", "diff", "capture",
+         "whatif", "export", "tui", "cli"]
 
 # Importing these is all any viewing command needs.
 VIEWER = ("irscope", "irscope.core", "irscope.cli.main", "irscope.cli.inspect_cmd", "irscope.cli.analyze_cmd",
@@ -70,8 +71,8 @@ def test_the_contracts_follow_the_layer_order():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     layers = next(c for c in config["contracts"] if c["type"] == "layers")
     flat = [name for layer in reversed(layers["layers"]) for name in sorted(n.strip() for n in layer.split("|"))]
-    assert flat == ["errors", "text_guard", "compiler", "store", "ir", "irdiff", "link", "core", "diff", "capture",
-                    "export", "tui", "cli"] == ORDER
+    assert flat == ["errors", "text_guard", "compiler", "store", "ir", "profiles", "irdiff", "link", "core", "diff",
+                    "capture", "whatif", "export", "tui", "cli"] == ORDER
     assert layers.get("exhaustive") is True  # a new top-level module must be given a layer
 
 

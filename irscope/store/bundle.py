@@ -21,14 +21,15 @@ from typing import TYPE_CHECKING
 from irscope.compiler.stages import stage_rank
 from irscope.errors import IrscopeError
 from irscope.store.blobs import BlobStore
+from irscope.store.attachments import ATTACHMENTS_TABLE
 
 if TYPE_CHECKING:  # a reader never builds these: they cost an import on every open
     from irscope.compiler.records import CapturedKernel, RunInfo
     from irscope.compiler.remarks import Remark
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # v2: passes.seconds, packs.run_id; v3: captures.shared_static; v4: helpers; v5: remarks,
-# captures.remarks (older bundles are read as they are, and upgraded in place when a
+# captures.remarks; v6: attachments (store/attachments.py) (older bundles are read as they are, and upgraded in place when a
 # capture is added to them).
 APPLICATION_ID = 0x69725343  # 'irSC': marks the file as an irscope bundle
 # Writers hold the lock only to insert rows (texts are compressed before), so a
@@ -99,7 +100,7 @@ CREATE TABLE passes (
     blob INTEGER NOT NULL REFERENCES blobs(id), size INTEGER NOT NULL, seconds REAL,
     PRIMARY KEY (capture_id, seq)
 ) WITHOUT ROWID;
-""" + REMARKS_TABLE + ";\n"
+""" + REMARKS_TABLE + ";\n" + ATTACHMENTS_TABLE + ";\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +323,8 @@ class Bundle:
             if version < 5:
                 conn.execute("ALTER TABLE captures ADD COLUMN remarks TEXT")
                 conn.execute(REMARKS_TABLE)
+            if version < 6:
+                conn.execute(ATTACHMENTS_TABLE)
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
             conn.execute("COMMIT")
         except BaseException:
