@@ -69,3 +69,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     m = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 '''
+
+
+# The profile tests' shared fixture (real H200 captures with real profiles attached).
+from conftest_profiles import ProfiledBundle, ProfiledBundles, profiled  # noqa: E402,F401

@@ -458,6 +458,7 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         helpers=helper_sources(_text_or_none(stages.get(SOURCE)), meta.get("file"), meta.get("first_line")),
         remarks=remarks,
         remarks_status=remarks_status,
+        launch=meta.get("launch") if isinstance(meta.get("launch"), dict) else None,
     )
 
 

@@ -68,6 +68,11 @@ def _ms(secs: float | None) -> str:
 
 
 def _passes(cap: Capture, args) -> int:
+    from irscope.cli import ablate_cmd
+
+    ablate_cmd.check_flags(args)
+    if args.ablate:
+        return ablate_cmd.main(cap, args)
     if not cap.pass_count:
         raise IrscopeError(f"{cap.title()} has no per-pass snapshots")
     if args.origins:

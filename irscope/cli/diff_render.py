@@ -102,6 +102,32 @@ def lines_table(cmp: Comparison, limit: int = 30) -> Table | None:
     return t
 
 
+def heat_table(cmp: Comparison, limit: int = 40) -> Table | None:
+    """The measured samples per Python line on both sides (both captures profiled),
+    beside the op change of the line's statement."""
+    h = cmp.heat
+    if h is None or not h.lines:
+        return None
+    t = Table(title=Text(f"Measured samples per Python line (A: {h.total_before} samples, "
+                         f"B: {h.total_after})"), header_style="bold", title_justify="left")
+    t.add_column("line", justify="right")
+    t.add_column(SOURCE, overflow="ellipsis", no_wrap=True, max_width=40)
+    t.add_column("samples A->B", justify="right")
+    t.add_column("share A->B", justify="right")
+    t.add_column("ops changed", overflow="fold", max_width=36)
+    for ln in h.lines[:limit]:
+        moved = ln.share_after - ln.share_before
+        style = "red" if moved >= 0.02 else "green" if moved <= -0.02 else ""
+        ops = ", ".join(f"{c.name} {c.before}->{c.after}" for c in ln.ops if c.changed)
+        t.add_row(str(ln.line), Text((ln.text or "").strip()), Text(f"{ln.before}->{ln.after}"),
+                  Text(f"{100 * ln.share_before:.1f}%->{100 * ln.share_after:.1f}%", style=style),
+                  Text(ops, style="yellow" if ops else ""))
+    more = f"{len(h.lines) - limit} more lines (--json has all); " if len(h.lines) > limit else ""
+    t.caption = (f"{more}no line: {h.unattributed_before}->{h.unattributed_after} samples; "
+                 f"A: profile #{h.a.id} ({h.a.tool}), B: profile #{h.b.id} ({h.b.tool})")
+    return t
+
+
 def fold_text(count: int) -> str:
     """The line a folded run of unchanged ops is shown as."""
     return f"    ⋯ {count} unchanged op(s)"
@@ -155,9 +181,9 @@ def print_comparison(console: Console, cmp: Comparison, *, limit: int | None = 4
         console.print(Text("Pass pipeline", style="bold"))
         for ln in lines:
             console.print(ln)
-    table = lines_table(cmp)
-    if table is not None:
-        console.print(table)
+    for table in (lines_table(cmp), heat_table(cmp)):
+        if table is not None:
+            console.print(table)
     for stage, d in cmp.stages.items():
         if d.identical:
             continue

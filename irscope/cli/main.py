@@ -49,6 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("script", metavar="SCRIPT")
     capture_flags(run)
     run.add_argument("--strict", action="store_true", help="exit non-zero when a compile-only run skips the script's result check (it reads tensor values)")
+    run.add_argument("--profile", action="store_true",
+                     help="GPU only: then run the script again under a profiler (Nsight Compute's ncu when on PATH, "
+                          "else Proton's PC sampling) and attach each kernel's samples to its capture")
+    run.add_argument("--profile-launches", type=int, default=10, metavar="N",
+                     help="with --profile and ncu: profile the first N launches of the captured kernels (default 10)")
+    run.add_argument("--profiler", choices=("auto", "ncu", "proton"), default="auto",
+                     help="with --profile: the profiler (default auto: ncu when on PATH, else Proton)")
+    run.add_argument("--keep-profile", metavar="DIR",
+                     help="with --profile: also keep the profiler's own file (.ncu-rep report or .hatchet) in DIR")
 
     comp = sub.add_parser("compile", help="compile one kernel with no driver script",
                           description="Compile FILE::KERNEL for the given targets and capture it.")
@@ -84,6 +93,17 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--origins", action="store_true",
                     help="instead: each op of the final TTIR/TTGIR (and LLVM IR, with --llvm-passes) with "
                          "the pass that made it, and the ops passes erased")
+    ps.add_argument("--ablate", action="store_true",
+                    help="instead: replay the kernel from its TTIR once without each pass of its TTGIR pipeline "
+                         "and rank the passes by effect (compiles; the replays go to a side bundle)")
+    ps.add_argument("--jobs", type=int, metavar="N", help="with --ablate: replays at a time (default 1)")
+    ps.add_argument("--without-pass", action="append", default=[], metavar="NAME",
+                    help="with --ablate: also a replay without this pass (TTGIR or LLVM lowering); repeatable")
+    ps.add_argument("-o", "--output", metavar="BUNDLE",
+                    help="with --ablate: the bundle for the replays (default: BUNDLE's stem + .ablate.irscope)")
+    ps.add_argument("--replay-all", action="store_true",
+                    help="with --ablate: also replay the passes that changed nothing in the original compile "
+                         "(by default their row is the control replay's: leaving them out cannot change the IR)")
 
     sh = sub.add_parser("show", help="the ops of every stage that come from one Python line")
     selection(sh, kernel_optional=True)
@@ -122,6 +142,11 @@ _VIEW_COMMANDS = {
     "report": "irscope.cli.report_cmd",
     "explain": "irscope.cli.explain_cmd",
     "check": "irscope.cli.check_cmd",
+    "hot": "irscope.cli.hot_cmd",
+    "profile": "irscope.cli.profile_cmd",
+    "tune": "irscope.cli.tune_cmd",
+    "replay": "irscope.cli.replay_cmd",
+    "repro": "irscope.cli.repro_cmd",
 }
 
 

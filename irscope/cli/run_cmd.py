@@ -35,6 +35,10 @@ def main(args, script_args: list[str], command: list[str]) -> int:
     output = args.output or os.path.splitext(os.path.basename(args.script))[0] + ".irscope"
     req = CaptureRequest(args.script, script_args, args.python, targets, args.llvm_passes, args.exact_links,
                          remarks=args.remarks)
+    if getattr(args, "profile", False):
+        from irscope.cli.run_profile import capture_and_profile
+
+        return capture_and_profile(req, output, command, args)
     return capture_into(req, output, command, args)
 
 
@@ -145,11 +149,12 @@ def _is_type(word: str) -> bool:
 
 
 def capture_into(req: CaptureRequest, output: str, command: list[str], args, strict: bool = False,
-                 noun: str = "script") -> int:
+                 noun: str = "script", stored_ids: list[int] | None = None) -> int:
     """Run the capture, storing each kernel in ``output`` as it arrives.
 
     ``noun`` is what the one-line errors call the child's work: the ``script`` of
-    ``irscope run``, the ``compile`` of ``irscope compile``."""
+    ``irscope run``, the ``compile`` of ``irscope compile``. ``stored_ids``, when
+    given, receives the ids of the captures added (``run --profile`` profiles them)."""
     console = Console(stderr=True, soft_wrap=True)
     quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
     strict = strict or getattr(args, "strict", False)
@@ -157,7 +162,7 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
     existed = os.path.exists(output)
     bundle = Bundle.open(output, create=True)
     run_id = bundle.begin_run(info)
-    stored: list[int] = []
+    stored: list[int] = [] if stored_ids is None else stored_ids
     captured = 0
     # Only a terminal gets the spinner (a stopped live display leaves a blank line).
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),

@@ -118,6 +118,7 @@ class CapturedKernel:
     helpers: list["FunctionSource"] = field(default_factory=list)  # the @triton.jit helpers it calls
     remarks: list[Remark] = field(default_factory=list)  # Triton's remarks, warnings and errors, in order
     remarks_status: str | None = None  # compiler/remarks.py: RECORDED, OFF or UNSUPPORTED (None: not known)
+    launch: dict | None = None  # the launch that compiled it: grid, argument shapes/dtypes/values (store.bundle.LAUNCH)
 
     @property
     def raw_bytes(self) -> int:

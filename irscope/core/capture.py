@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from irscope.core.occupancy import Occupancy
     from irscope.core.origins import StageOrigins
     from irscope.core.passes import Pass
+    from irscope.core.profile import HotProfile, ProfileStamp
     from irscope.core.remarks import RemarkSet
     from irscope.core.summary import CaptureSummary
     from irscope.core.user_functions import UserFunctions
@@ -656,6 +657,20 @@ class Capture:
                                f"(see 'irscope cat BUNDLE {self.kernel} --stage {stage}')")
         got = links.links_for_op(stage, line)
         return OpLinks(stage, line, got["text"], got["links"], bool(links.exact))
+
+    def profiles(self) -> "tuple[ProfileStamp, ...]":
+        """The GPU profiles attached to the capture, oldest first (:mod:`irscope.core.profile`)."""
+        from irscope.core.profile import profiles_of
+
+        return profiles_of(self)
+
+    def profile(self, which: int | None = None, call_sites: bool = False) -> "HotProfile | None":
+        """Profile ``which`` (an id of :meth:`profiles`; the newest when None) charged to
+        the user's lines and to each stage's ops; ``call_sites`` charges a helper's lines
+        to the kernel lines that call it. None when the capture has no profile."""
+        from irscope.core.profile import profile_of
+
+        return profile_of(self, which, call_sites)
 
     def iter_ops(self, stage: str) -> Iterator[Op]:
         """Every op of one stage, in text order."""

@@ -45,3 +45,17 @@ class Pass(PassHeader):
     def to_json(self) -> dict:
         """The ``irscope passes --json`` object."""
         return self.step.to_json()
+
+
+def droppable_passes(passes: "list[Pass]") -> tuple[str, ...]:
+    """The passes of one stage's pipeline that a replay can leave out, by MLIR argument,
+    in pipeline order, each once: the top-level passes, less the steps Triton dumps
+    inside a pass (the pipeliner's ``LowerLoops``: no argument of their own) and the
+    dialect conversions (``convert-triton-to-tritongpu``...), without which the next
+    stage cannot read the IR. ``passes`` is ``Capture.passes(stage)``."""
+    out: dict[str, None] = {}
+    for p in passes:
+        arg = p.row.argument
+        if arg and p.step.depth == 0 and not arg.startswith("convert-"):
+            out.setdefault(arg, None)
+    return tuple(out)

@@ -13,6 +13,7 @@ from irscope.ir import Module
 from irscope.compiler.stages import LOWERING, MLIR, pass_stage
 
 from irscope.irdiff.engine import diff_modules
+from .heat import HeatDelta, heat_delta
 from .lines import LineDelta, line_deltas, line_note
 from .metadata import COMPILE, CONSTEXPRS, FieldDelta, metadata_delta
 from .mix import MIX_STAGES, MixDelta, capture_mix, mix_delta
@@ -38,6 +39,8 @@ class Comparison:
     lines: list[LineDelta] = field(default_factory=list)
     """5. per-Python-line op counts that changed."""
     notes: list[str] = field(default_factory=list)
+    heat: HeatDelta | None = None
+    """6. per-Python-line measured samples, when both captures have a profile."""
 
     def to_json(self) -> dict:
         """The ``irscope diff --json`` object (docs/cli-json.md)."""
@@ -47,7 +50,8 @@ class Comparison:
                 "metadata": compile_, "resources": resources,
                 "instruction_mix": {s: m.to_json() for s, m in self.instruction_mix.items()},
                 "passes": self.passes.to_json() if self.passes is not None else None,
-                "lines": [ln.to_json() for ln in self.lines], "notes": self.notes}
+                "lines": [ln.to_json() for ln in self.lines], "notes": self.notes,
+                "heat": self.heat.to_json() if self.heat is not None else None}
 
 
 def only_line(d: StageDiff, line: int | Collection[int]) -> StageDiff:
@@ -95,13 +99,18 @@ def compare_captures(a: Capture, b: Capture, *, stages: tuple[str, ...] | None =
                 out.instruction_mix[s] = mix_delta(ma, mb)
     if a.pass_count or b.pass_count:
         out.passes = pipeline_delta(a.passes(), b.passes())
-    out.lines = line_deltas(a, b, tuple(both))
+    out.lines = every_line = line_deltas(a, b, tuple(both))
     if line is not None:  # per-line counts sit on each statement's first line
         heads = {a.statement(line).first, b.statement(line).first}
         out.lines = [ln for ln in out.lines if ln.line in heads]
+    out.heat, heat_note = heat_delta(a, b, every_line)
+    if out.heat is not None and line is not None:  # the statement's lines only
+        keep = statement_lines(a, b, line)
+        out.heat = replace(out.heat, lines=tuple(h for h in out.heat.lines if h.line in keep))
     note = line_note(a, b)
-    if note:
-        out.notes.append(note)
+    for n in (note, heat_note):
+        if n:
+            out.notes.append(n)
     return out
 
 

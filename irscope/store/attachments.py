@@ -1,5 +1,6 @@
 """Results attached to a bundle after capture (schema 6): GPU profiles of a capture,
-pass-ablation and autotune-exploration tables, replay stamps.
+pass-ablation and autotune-exploration tables, replay stamps; and one written with a
+capture, ``launch`` (the grid and argument shapes of the launch that compiled it).
 
 One table, ``attachments``, holds them all: each row is a ``kind``, the capture it
 belongs to (None for one about several captures), a short ``label`` and a JSON
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from .bundle import Bundle
 
 ATTACHMENTS_TABLE = """CREATE TABLE attachments (
@@ -44,12 +47,18 @@ def has_attachments(bundle: "Bundle") -> bool:
 
 def add_attachment(bundle: "Bundle", kind: str, capture_id: int | None, label: str, data: Any) -> int:
     """Attach ``data`` (JSON-able) to a bundle opened with ``create=True``; returns its id."""
+    with bundle._tx() as conn:
+        return insert_attachment(conn, kind, capture_id, label, data)
+
+
+def insert_attachment(conn: "sqlite3.Connection", kind: str, capture_id: int | None, label: str, data: Any) -> int:
+    """Insert one attachment row inside a transaction the caller holds (the store adds
+    a capture's ``launch`` record in the capture's own transaction); returns its id."""
     blob = zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 6)
     created = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    with bundle._tx() as conn:
-        cur = conn.execute("INSERT INTO attachments (kind, capture_id, label, created, data) VALUES (?,?,?,?,?)",
-                           (kind, capture_id, label, created, blob))
-        return int(cur.lastrowid or 0)
+    cur = conn.execute("INSERT INTO attachments (kind, capture_id, label, created, data) VALUES (?,?,?,?,?)",
+                       (kind, capture_id, label, created, blob))
+    return int(cur.lastrowid or 0)
 
 
 def remove_attachment(bundle: "Bundle", attachment_id: int) -> bool:
@@ -63,7 +72,8 @@ def attachments(bundle: "Bundle", kind: str | None = None, capture_id: int | Non
     none in a bundle older than schema 6."""
     if not has_attachments(bundle):
         return []
-    sql, args = "SELECT id, kind, capture_id, label, created, data FROM attachments WHERE 1=1", []
+    sql = "SELECT id, kind, capture_id, label, created, data FROM attachments WHERE 1=1"
+    args: list[Any] = []
     if kind is not None:
         sql += " AND kind=?"
         args.append(kind)

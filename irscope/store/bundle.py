@@ -21,7 +21,11 @@ from typing import TYPE_CHECKING
 from irscope.compiler.stages import stage_rank
 from irscope.errors import IrscopeError
 from irscope.store.blobs import BlobStore
-from irscope.store.attachments import ATTACHMENTS_TABLE
+from irscope.store.attachments import ATTACHMENTS_TABLE, insert_attachment
+
+LAUNCH = "launch"
+"""The attachment kind of a capture's launch: ``{"grid": [x, y, z] | None, "args": {name:
+{"shape", "stride", "dtype"} | {"value"}}}``, written with the capture when a launch compiled it."""
 
 if TYPE_CHECKING:  # a reader never builds these: they cost an import on every open
     from irscope.compiler.records import CapturedKernel, RunInfo
@@ -454,6 +458,8 @@ class Bundle:
             self.conn.executemany("INSERT INTO remarks VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                                   [(cid, i, m.file, m.line, m.column, m.severity, m.text, m.pass_name, m.stage,
                                     json.dumps(m.called_from), json.dumps(m.notes)) for i, m in enumerate(k.remarks)])
+            if k.launch:
+                insert_attachment(self.conn, LAUNCH, cid, k.kernel, k.launch)
         return cid
 
     def set_driver_resources(self, run_id: int, kernel_hash: str, n_regs: int | None, n_spills: int | None) -> int:

@@ -375,6 +375,65 @@ def _base_meta(rec, src, target, options, started):
     return meta
 
 
+def _patch_jit_run():
+    """Remember each ``JITFunction.run`` call's arguments and grid while it runs, so a
+    compile it starts can record its launch (``irscope repro`` launches the kernel on
+    inputs of the same shapes, with the same grid)."""
+    from triton.runtime import jit
+
+    cls = getattr(jit, "JITFunction", None)
+    original = getattr(cls, "run", None)
+    if cls is None or original is None or getattr(original, "_irscope", False):
+        return
+
+    def run(self, *args, **kwargs):
+        saved = getattr(_STATE, "launch", None)
+        _STATE.launch = (self, args, kwargs)
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _STATE.launch = saved
+
+    run._irscope = True  # type: ignore[attr-defined]  # marks the wrapper: patch once
+    cls.run = run
+
+
+def _launch_value(value):
+    """A launch argument as JSON: a tensor's shape, stride and dtype; a number; else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return {"value": value}
+    if hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "stride"):
+        return {"shape": [int(d) for d in value.shape], "stride": [int(d) for d in value.stride()],
+                "dtype": str(value.dtype).replace("torch.", "")}
+    return None
+
+
+def _launch_info(src):
+    """The grid and argument shapes of the launch compiling ``src``; None for a compile
+    no launch started (``triton.compile`` called directly, a warmup without a grid)."""
+    state = getattr(_STATE, "launch", None)
+    fn = getattr(src, "fn", None)
+    if state is None or fn is None or state[0] is not fn:
+        return None
+    try:
+        _, args, kwargs = state
+        names = list(fn.arg_names)
+        values = dict(zip(names, args))
+        values.update({k: v for k, v in kwargs.items() if k in names})
+        out = {name: got for name, got in ((n, _launch_value(v)) for n, v in values.items()) if got is not None}
+        grid = kwargs.get("grid")
+        if callable(grid):
+            grid = grid({**{k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}, **values})
+        if isinstance(grid, int):
+            grid = (grid,)
+        grid = [int(g) for g in grid] if isinstance(grid, (tuple, list)) else None
+        return {"grid": grid, "args": out}
+    except Exception:  # a record of the launch is optional: never break the user's launch for it
+        return None
+
+
 def _write_record(rec, src, target, options, kernel, error, started, elapsed, exact=None):
     if kernel is not None:
         target = getattr(kernel.metadata, "target", target)
@@ -389,6 +448,7 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed, ex
             "exact": exact,
             "fake_timing": _fake_timing(),
             "placeholder_reads": _placeholder_reads(),
+            "launch": _launch_info(src),
             "env": {k: v for k, v in os.environ.items() if k.startswith(("TRITON_", "MLIR_", "LLVM_", "USE_IR_LOC"))},
         }
     )
@@ -494,6 +554,10 @@ def _patch_triton():
             irscope_fake_driver.install(TARGET or "sm_90")
         return
     _REMARKS[0] = _enable_remarks()
+    try:
+        _patch_jit_run()
+    except Exception:  # launch records are optional: a Triton whose JIT differs still compiles
+        pass
     original_compile = cc.compile
 
     def compile(src, target=None, options=None, *args, **kwargs):

@@ -128,10 +128,12 @@ def _charge_switch() -> str:
 
 def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageText], passes: list[TimelineEntry],
                 stamp: Stamp, pictures: KernelPictures | None = None, functions: "FunctionsView | None" = None,
-                failure: "Failure | None" = None, why: str = "") -> str:
+                failure: "Failure | None" = None, why: str = "", whatif: str = "", heat: str = "") -> str:
     """One capture: metadata, the ``failure`` panel of a failed compile, linked source and
     stages (the Python pane with a section per ``@triton.jit`` helper, ``functions``), the
-    ``why`` section (HTML of :mod:`irscope.export.report.why`), pass timeline, pictures."""
+    ``why`` section (HTML of :mod:`irscope.export.report.why`), the ``whatif`` section
+    (:mod:`irscope.export.report.experiments`), the measured ``heat`` section of a profiled
+    capture (:mod:`irscope.export.report.heat`), pass timeline, pictures."""
     pics = pictures or KernelPictures()
     helpers = functions is not None and functions.has_helpers
     every = [*pics.graphs, *pics.layouts, *pics.lineage.values()]
@@ -170,7 +172,9 @@ on any of its lines selects it whole.</p>
 <img id="lineage-img" alt="lineage"></div>
 <p class="note" id="lineage-hint">{_lineage_hint(pics)}</p>
 </section>
+{heat}
 {why}
+{whatif}
 <section id="timeline"><h2>Pass timeline</h2>
 <div class="controls"><button id="prev-pass" type="button" title="previous pass (←)">◀ prev</button>
 <button id="next-pass" type="button" title="next pass (→)">next ▶</button>

@@ -30,6 +30,7 @@ from irscope.tui.kernel_nav import KernelNavigation
 from irscope.tui.screen_data import StageIndex
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.error_panel import JUMP_KEY, ErrorPanel
+from irscope.tui.widgets.heat import heat_status, stage_heat
 from irscope.tui.widgets.op_details import OpDetails, op_detail, render_detail
 from irscope.tui.widgets.python_pane import PythonPane
 from irscope.tui.widgets.why_panel import WhyPanel
@@ -68,6 +69,8 @@ class KernelScreen(KernelNavigation):
         Binding("c", "toggle_charge", "Helpers to call line", show=False, id="kernel.charge"),
         Binding("N", "previous_hit", "Previous hit", show=False, id="kernel.previous_hit"),
         Binding("w", "toggle_why", "Why", id="kernel.why"),
+        Binding("h", "toggle_heat", "Heat or static costs", show=False, id="kernel.heat"),
+        Binding("R", "replay", "Replay with...", show=False, id="kernel.replay"),
     ]
 
     def __init__(self, capture: "Capture", *, line: int | None = None) -> None:
@@ -209,6 +212,7 @@ class KernelScreen(KernelNavigation):
         if fresh:
             view.set_text(self._texts[stage], language=highlight_language(stage))
             self._holds[pane] = stage
+            self._stage_heat(pane)
         # A split pane that just got its text scrolls to the Python line's ops.
         # A pane that just got its text (a split pane, or a stage tab switch) scrolls to
         # the Python line's ops, unless a jump or a restore puts its cursor on purpose.
@@ -263,6 +267,8 @@ class KernelScreen(KernelNavigation):
         parts = [f"focus: {self.focused_pane()}", pane.label()]
         if pane.charge_label():  # before the op counts it changes (the line is cut at the right)
             parts.append(pane.charge_label())
+        if pane.show_heat:
+            parts.append(heat_status(pane.profile, pane.line_heat()))
         if stage is not None:
             index = self.indexes.get(stage)
             if index is None:
@@ -294,6 +300,26 @@ class KernelScreen(KernelNavigation):
     def action_toggle_why(self) -> None:
         """Show or hide the why panel: the cursor line's costs, remarks and hints."""
         self.query_one("#why", WhyPanel).toggle()
+
+    def action_toggle_heat(self) -> None:
+        """Switch the heat columns (measured samples) and the static costs."""
+        pane = self.query_one("#source", PythonPane)
+        if not pane.profiles:
+            self.notify(pane.heat_error or "no profile attached to this capture (irscope profile import, or "
+                        "irscope run --profile)", timeout=3, markup=False)
+            return
+        pane.toggle_heat()
+
+    @on(PythonPane.HeatChanged)
+    def _heat_changed(self, event: PythonPane.HeatChanged) -> None:
+        for pane in ("#stage", "#stage2"):
+            self._stage_heat(pane)
+        self._status()
+
+    def _stage_heat(self, pane: str) -> None:
+        """The heat column of a stage pane, as the Python pane's (on, off, charge mode)."""
+        source = self.query_one("#source", PythonPane)
+        stage_heat(self.query_one(pane, IRView), self._holds[pane], source.profile if source.show_heat else None)
 
     def action_toggle_charge(self) -> None:
         """Count a helper's ops on the kernel line that calls it, or on its own lines."""
@@ -574,6 +600,21 @@ class KernelScreen(KernelNavigation):
         """Step through the passes of the current stage."""
         stage = self.stage if self.stage in (TTIR, TTGIR, LLIR) else TTGIR
         cast("IrscopeApp", self.app).open_passes(self.capture, stage)
+
+    def action_replay(self) -> None:
+        """"Replay with...": a form (options, target, pass to leave out), then the replay
+        runs in a worker and the diff with the original opens."""
+        from irscope.tui.screens.replay_form import ReplayChoice, ReplayForm, replay_in_worker
+
+        if TTIR not in self.capture.stages:
+            self.app.notify(f"{self.capture.title()} has no TTIR to replay from", severity="error", markup=False)
+            return
+
+        def chosen(choice: ReplayChoice | None) -> None:
+            if choice is not None:
+                replay_in_worker(self.app, self.capture, choice)
+
+        self.app.push_screen(ReplayForm(self.capture), chosen)
 
     def action_back(self) -> None:
         """Back to the browser (or close the search, its hits, the details first)."""

@@ -35,6 +35,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from irscope.tui.widgets.heat import HEAT_WIDTH, LEVELS, level, share_text
 from irscope.tui.widgets.highlight import TOKEN_KINDS, tokenize
 
 _CONTROL = re.compile("[\u0000-\u0008\u000b-\u001f\u007f]")
@@ -70,6 +71,7 @@ class IRView(ScrollView, can_focus=True):
         "ir-view--gutter", "ir-view--cursor", "ir-view--cursor-blur", "ir-view--match",
         *(f"ir-view--mark-{kind}" for kind in MARK_SIGNS),
         *(f"ir-view--tok-{kind}" for kind in TOKEN_KINDS),
+        *(f"ir-view--heat-{lv}" for lv in LEVELS),
     }
 
     DEFAULT_CSS = """
@@ -97,6 +99,9 @@ class IRView(ScrollView, can_focus=True):
         & > .ir-view--tok-label { color: $text-success; text-style: bold; }
         & > .ir-view--tok-directive { color: $text-secondary; }
         & > .ir-view--tok-register { color: $text-warning; }
+        & > .ir-view--heat-hot { color: $text-error; text-style: bold; }
+        & > .ir-view--heat-warm { color: $text-warning; }
+        & > .ir-view--heat-cool { color: $foreground-muted; }
         &:focus { background-tint: $foreground 3%; }
     }
     """
@@ -141,6 +146,9 @@ class IRView(ScrollView, can_focus=True):
         self._rewrite: Callable[[str], str] | None = None
         self._shown: list[int] | None = None
         """Content lines shown, in order (None: every line)."""
+        self._heat: dict[int, float] | None = None
+        """Content line -> measured samples, while the heat column is shown (:meth:`set_heat`)."""
+        self._heat_total = 0.0
         self.set_text(text, language=language, first_number=first_number)
 
     # ------------------------------------------------------------------ content
@@ -261,6 +269,38 @@ class IRView(ScrollView, can_focus=True):
         self._marks = new
         for y in changed:
             self.refresh_lines(self.row_of(y))
+
+    # ------------------------------------------------------------------ heat
+    def set_heat(self, heat: Mapping[int, float] | None, total: float = 0.0) -> None:
+        """Show a heat column: ``heat`` maps 0-based content lines to measured samples,
+        drawn as their share of ``total`` (:mod:`irscope.tui.widgets.heat`); None hides
+        the column."""
+        was = self._heat is not None
+        self._heat = None if heat is None else {int(k): float(v) for k, v in heat.items()}
+        self._heat_total = float(total)
+        self._strip_cache.clear()
+        if was != (heat is not None):  # the gutter's width changes
+            self.virtual_size = Size(self.virtual_size.width + (HEAT_WIDTH if heat is not None else -HEAT_WIDTH),
+                                     self.virtual_size.height)
+        self.refresh()
+
+    @property
+    def heat_shown(self) -> bool:
+        """Whether the heat column is shown."""
+        return self._heat is not None
+
+    def heat_at(self, line: int) -> float:
+        """The samples the heat column gives content line ``line`` (0 when none, or no column)."""
+        return (self._heat or {}).get(line, 0.0)
+
+    def _heat_segments(self, line: int) -> list[Segment]:
+        """The heat column's cells for content line ``line`` (none while it is hidden)."""
+        if self._heat is None:
+            return []
+        samples = self._heat.get(line, 0.0)
+        lv = level(samples, self._heat_total)
+        style = self._style(f"ir-view--heat-{lv}") if lv is not None else self._style("ir-view--gutter")
+        return [Segment(share_text(samples, self._heat_total), style), Segment(" ")]
 
     # ------------------------------------------------------------------ cursor
     def validate_cursor_line(self, line: int) -> int:
@@ -402,7 +442,8 @@ class IRView(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ rendering
     @property
     def _gutter_width(self) -> int:
-        return self._gutter_digits + 2  # number, sign, space
+        heat = HEAT_WIDTH if getattr(self, "_heat", None) is not None else 0  # read while __init__ runs
+        return self._gutter_digits + 2 + heat  # number, sign, space, the heat column
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -420,7 +461,7 @@ class IRView(ScrollView, can_focus=True):
     def _style(self, component: str) -> Style:
         style = self._styles.get(component)
         if style is None:
-            if component.startswith("ir-view--tok-") or component == "ir-view--gutter":
+            if component.startswith(("ir-view--tok-", "ir-view--heat-")) or component == "ir-view--gutter":
                 # Foreground only: a token must not paint over the row's tint.
                 style = self.get_component_rich_style(component, partial=True)
                 style = Style(color=style.color, bold=style.bold, italic=style.italic)
@@ -458,6 +499,7 @@ class IRView(ScrollView, can_focus=True):
         segments.append(Segment(sign, self._style(f"ir-view--mark-{mark}")
                                 if mark in MARK_SIGNS else self._style("ir-view--gutter")))
         segments.append(Segment(" "))
+        segments += self._heat_segments(y)
         return Strip(segments, self._gutter_width)
 
     def _base_style(self) -> Style:

@@ -30,12 +30,14 @@ from textual.strip import Strip
 from irscope.core.user_functions import (CALL_LINE, OWN, UserFunction, UserFunctions, function_line_ops, op_place,
                                          ready, user_functions)
 from irscope.errors import IrscopeError
-from irscope.core.why_marks import GLYPHS, MARKS, kinds_present, line_marks
+from irscope.core.why_marks import GLYPHS, MARKS, kinds_present, legend, line_marks
+from irscope.tui.widgets import heat as heat_view
 from irscope.tui.widgets.ir_view import MARK_SIGNS, IRView
 
 if TYPE_CHECKING:
     from irscope.core import Capture
     from irscope.core.explain import Explanation, LineExplanation
+    from irscope.core.profile import HotProfile, LineHeat
     from irscope.ir import Op
     from irscope.tui.screen_data import StageIndex
 
@@ -99,6 +101,10 @@ class PythonPane(IRView):
     class FunctionsLoaded(Message):
         """Posted when the helpers' sections are in (the counts may change)."""
 
+    class HeatChanged(Message):
+        """Posted when the profile arrives or the column switches between heat and
+        static costs (the stage panes follow)."""
+
     def __init__(self, capture: "Capture", text: str, *, language: str | None = None,
                  id: str | None = None, first_number: int = 1) -> None:
         self.capture = capture
@@ -115,12 +121,20 @@ class PythonPane(IRView):
         self._why_kinds: tuple[str, ...] = ()
         self._why_rows: dict[int, tuple[str, ...]] = {}
         """Row -> the mark keys of the statement starting there."""
+        self.profiles: dict[str, "HotProfile"] = {}
+        """Charge mode -> the core's measured profile (:func:`irscope.core.profile.profile_of`,
+        helpers' samples on their call lines in CALL_LINE); empty when the capture has none."""
+        self.heat_error: str | None = None
+        """Why the profile could not be read (the core's one-line error)."""
+        self.show_heat = False
+        """Whether the column shows heat (``h``) rather than the static costs' glyphs."""
         super().__init__(text, language=language, id=id, first_number=first_number)
         self._rows = [PaneRow(0, first_number + i) for i in range(self.line_count)]
         if ready(capture):  # opened before: the sections are there at once (a restored cursor may sit in one)
             self._apply({mode: user_functions(capture, mode) for mode in (OWN, CALL_LINE)})
 
     def on_mount(self) -> None:
+        self.find_heat()
         if self.functions:
             self.post_message(self.FunctionsLoaded())
             self.find_why()
@@ -195,6 +209,84 @@ class PythonPane(IRView):
             head = fn.lines[r.line - fn.first_line].statement
         return ex.line(head, fn.file)
 
+    # -- the heat column -------------------------------------------------------------
+    @work(thread=True, group="python-pane-heat", exclusive=True, exit_on_error=False)
+    def find_heat(self) -> None:
+        """Ask the core for the capture's measured profile, in both charge modes (off the
+        UI thread); a capture with none keeps the static costs."""
+        from irscope.core.profile import profile_of
+
+        try:
+            own = profile_of(self.capture)
+            got = {} if own is None else {OWN: own, CALL_LINE: profile_of(self.capture, call_sites=True) or own}
+        except IrscopeError as exc:
+            self.app.call_from_thread(self._heat_failed, str(exc))
+            return
+        self.app.call_from_thread(self._heat_loaded, got)
+
+    def _heat_failed(self, message: str) -> None:
+        self.heat_error = message
+        self.post_message(self.HeatChanged())
+
+    def _heat_loaded(self, got: dict[str, "HotProfile"]) -> None:
+        self.profiles = got
+        self.show_heat = bool(got)  # a capture with a profile opens on it: it is what was measured
+        self._draw_heat()
+
+    @property
+    def profile(self) -> "HotProfile | None":
+        """The profile of the charge mode shown (None: the capture has none, or not read yet)."""
+        return self.profiles.get(self.charge)
+
+    def _row_file(self, r: PaneRow) -> str | None:
+        got = self.functions.get(OWN)
+        if got is not None and r.function is not None:
+            return got.functions[r.function].file
+        return self.capture.file
+
+    def line_heat(self, y: int | None = None) -> "LineHeat | None":
+        """The core's measured heat of row ``y``'s file line (the cursor's), in the
+        charge mode shown; None on a heading, or with no profile."""
+        hot = self.profile
+        r = self.row(y)
+        if hot is None or r.line is None:
+            return None
+        return hot.line(r.line, self._row_file(r))
+
+    def _draw_heat(self) -> None:
+        hot = self.profile
+        if hot is None or not self.show_heat:
+            self.set_heat(None)
+        else:
+            rows = {}
+            for y in range(len(self._rows)):
+                lh = self.line_heat(y)
+                if lh is not None and lh.samples:
+                    rows[y] = float(lh.samples)
+            self.set_heat(rows, hot.total_samples)
+        widest = max((len(self.line_text(i)) for i in range(self.line_count)), default=0)
+        self.virtual_size = Size(self._gutter_width + widest + 1, self.virtual_size.height)
+        self.why_version += 1  # the frame's legend and the why panel follow
+        self.post_message(self.HeatChanged())
+
+    def toggle_heat(self) -> bool:
+        """Switch the column between heat and static costs; returns whether it shows
+        heat (False, unchanged, with no profile)."""
+        if not self.profiles:
+            return False
+        self.show_heat = not self.show_heat
+        self._draw_heat()
+        return self.show_heat
+
+    def gutter_legend(self) -> str:
+        """The legend of the column as it is now ('' when it shows nothing)."""
+        hot = self.profile
+        if hot is not None and self.show_heat:
+            return heat_view.legend(hot)
+        if self._why_kinds:
+            return legend(self._why_kinds) + "  (w: why" + (", h: heat)" if self.profiles else ")")
+        return "h: heat" if self.profiles else ""
+
     def _apply(self, got: dict[str, UserFunctions]) -> None:
         self.functions = got
         texts, rows = pane_rows(got[OWN])
@@ -207,6 +299,8 @@ class PythonPane(IRView):
             self.virtual_size = Size(self._gutter_width + widest + 1, len(texts))
             self.set_reactive(IRView.cursor_line, at)
             self.refresh()
+            if self.profiles:  # the rows moved: so do their figures
+                self._draw_heat()
 
     # -- where the cursor is ------------------------------------------------------
     @property
@@ -282,6 +376,8 @@ class PythonPane(IRView):
     def toggle_charge(self) -> str:
         """Switch the charge mode; returns the new one."""
         self.charge = CALL_LINE if self.charge == OWN else OWN
+        if self.profiles:
+            self._draw_heat()
         return self.charge
 
     def row_of_op(self, stage: str, op: "Op") -> int | None:
@@ -306,6 +402,8 @@ class PythonPane(IRView):
     # -- drawing ------------------------------------------------------------------
     @property
     def _gutter_width(self) -> int:
+        if getattr(self, "_heat", None) is not None:  # the heat column takes the static costs' place
+            return self._gutter_digits + 2 + heat_view.HEAT_WIDTH
         kinds = len(getattr(self, "_why_kinds", ()))  # read while IRView's __init__ runs
         return self._gutter_digits + 2 + (kinds + 1 if kinds else 0)
 
@@ -326,7 +424,9 @@ class PythonPane(IRView):
                     Segment(sign, self._style(f"ir-view--mark-{mark}") if mark in MARK_SIGNS
                             else self._style("ir-view--gutter")),
                     Segment(" ")]
-        if self._why_kinds:  # one slot per kind shown, so a glyph keeps its place
+        if self._heat is not None:
+            segments += self._heat_segments(y)
+        elif self._why_kinds:  # one slot per kind shown, so a glyph keeps its place
             have = self.why_marks(y)
             for key in self._why_kinds:
                 segments.append(Segment(GLYPHS[key], self._why_style(key)) if key in have else Segment(" "))

@@ -13,8 +13,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from irscope.core.why_marks import (GLYPHS, MARKS, conversions_at, hints_at, kernel_hints, legend, line_marks,
-                                  loops_at)
+from irscope.core.why_marks import GLYPHS, MARKS, conversions_at, hints_at, kernel_hints, line_marks, loops_at
+from irscope.tui.widgets.heat import heat_text
 
 if TYPE_CHECKING:
     from irscope.core.explain import Explanation, Hint, LineExplanation
@@ -130,12 +130,10 @@ class WhyPanel(VerticalScroll, can_focus=False):
         self.watch(self.pane, "why_version", self._loaded, init=False)
 
     def _loaded(self, *_: object) -> None:
-        # The legend of the glyph column goes on the frame of the pane the panel sits in
-        # (the Python pane's), where the column is.
-        ex = self.pane.explanation
-        if ex is not None and self.parent is not None and isinstance(self.parent, Widget):
-            self.parent.border_subtitle = Text(legend(self.pane.why_kinds) + "  (w: why)" if self.pane.why_kinds
-                                               else "")
+        # The legend of the column (glyphs or heat) goes on the frame of the pane the
+        # panel sits in (the Python pane's), where the column is.
+        if self.parent is not None and isinstance(self.parent, Widget):
+            self.parent.border_subtitle = Text(self.pane.gutter_legend())
         self._follow()
 
     @property
@@ -158,9 +156,21 @@ class WhyPanel(VerticalScroll, can_focus=False):
         ex = pane.explanation
         if ex is None:
             if pane.why_error is not None:
-                return Text(f"why: {pane.why_error}", style="dim")
-            return Text("why: reading the capture's facts...", style="dim")
-        return why_text(ex, pane.why_line(), pane.label())
+                out = Text(f"why: {pane.why_error}", style="dim")
+            else:
+                out = Text("why: reading the capture's facts...", style="dim")
+        else:
+            out = why_text(ex, pane.why_line(), pane.label())
+        hot = pane.profile
+        if (hot is not None or pane.heat_error is not None) and not out.plain.endswith("\n"):
+            out.append("\n")
+        if hot is not None:  # what was measured on the statement's lines, under what the compile says
+            rows = pane.statement_rows() or [pane.cursor_line]
+            heats = [(f"line {pane.row(y).line}", pane.line_heat(y)) for y in rows]
+            out.append_text(heat_text(hot, heats))
+        elif pane.heat_error is not None:
+            out.append(f"measured: {pane.heat_error}\n", style="dim")
+        return out
 
     def refresh_text(self) -> None:
         """Redraw from the pane's cursor."""

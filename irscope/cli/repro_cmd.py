@@ -1,0 +1,70 @@
+"""``irscope repro BUNDLE KERNEL [--target T] [--variant V] -o repro.py``: a standalone
+script that compiles the captured kernel again (irscope/whatif/repro.py says what it
+holds). The script is written atomically; a note on stderr says what the capture could
+not give it (a helper's source, the launch's shapes)."""
+
+from __future__ import annotations
+
+import sys
+
+from irscope.errors import IrscopeError
+
+
+def add_parser(sub) -> None:
+    """Declare ``irscope repro``."""
+    from irscope.cli.flags import TARGET_HELP, VARIANT_HELP
+
+    rp = sub.add_parser("repro", help="write a standalone script that compiles (or launches) a captured kernel",
+                        description="Write one Python script that compiles the captured kernel with the same source "
+                                    "(and helpers), signature, specialisation, constexprs, options and target. "
+                                    "With a GPU it launches the kernel on random inputs; with none (or under "
+                                    "'irscope run' with no GPU) it compiles for the captured target.")
+    rp.add_argument("bundle", metavar="BUNDLE")
+    rp.add_argument("kernel", metavar="KERNEL", help="kernel name (or a capture id like #3)")
+    rp.add_argument("--target", metavar="T",
+                    help=TARGET_HELP + "; a target the kernel has no capture for compiles its first capture for T")
+    rp.add_argument("--variant", metavar="V", help=VARIANT_HELP)
+    rp.add_argument("-o", "--output", metavar="FILE", required=True, help="the script to write (replaced whole)")
+
+
+def _pick(bundle, args):
+    """The capture to reproduce, and the target to compile for when it differs from the
+    capture's (``--target`` naming a target the kernel was never captured for)."""
+    from irscope.cli.flags import select
+    from irscope.core.target import Target
+
+    if args.target is None:
+        return select(bundle, args), None
+    target = Target.parse(args.target).name
+    try:
+        return select(bundle, args), None
+    except IrscopeError:
+        caps = [c for c in bundle.captures() if c.kernel == args.kernel or f"#{c.id}" == args.kernel]
+        if not caps or any(Target.parse(c.target).name == target for c in caps):
+            raise
+    cap = bundle.capture(args.kernel, None, args.variant)
+    print(f"irscope: {cap.kernel} has no {target} capture: the script compiles capture #{cap.id} "
+          f"({cap.target}) for {target}", file=sys.stderr)
+    return cap, target
+
+
+def main(args) -> int:
+    """Write the reproducer; 0 on success (IrscopeError for the one-line contract)."""
+    import irscope
+    from irscope.cli.inspect_cmd import write_atomic
+    from irscope.whatif.compile_spec import spec_of
+    from irscope.whatif.repro import repro_script
+
+    bundle = irscope.open(args.bundle)
+    cap, retarget = _pick(bundle, args)
+    if cap.failed and not cap.source.text:
+        raise IrscopeError(f"capture #{cap.id} ({cap.kernel}) failed and holds no source to reproduce")
+    spec = spec_of(cap)
+    if retarget is not None:
+        spec = spec.with_changes(target=retarget)
+    write_atomic(args.output, repro_script(spec, args.bundle))
+    for note in spec.notes:
+        print(f"irscope: note: {note}", file=sys.stderr)
+    print(f"wrote {args.output}: {spec.kernel} for {spec.target} (capture #{cap.id}); "
+          f"run it with 'python {args.output}' or 'irscope run {args.output}'")
+    return 0

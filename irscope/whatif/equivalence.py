@@ -1,0 +1,166 @@
+"""Whether two captures are the same compile, up to source locations and file names.
+
+A reproducer (``irscope repro``), a replay with an option set, and a real compile with
+that option are checked this way: their TTIR, TTGIR, LLVM IR and PTX must be equal once
+what only says *where* the source was is taken out, and their registers, spills and
+shared memory must be equal. What is taken out, by stage family:
+
+- MLIR (TTIR, TTGIR): the ``#locN = loc(...)`` definitions and every ``loc(...)``;
+- LLVM IR: the module's name and source file, ``!dbg`` attachments, debug intrinsics
+  and the debug-info metadata (``!DIFile``, ``!DILocation``...), and the numbers of the
+  metadata left (renumbered in order of first use);
+- PTX: ``.loc`` and ``.file`` directives, the DWARF ``.section .debug_*`` blocks and the
+  labels only they refer to (``$L__tmpN``, ``$L__func_begin/endN``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from irscope.compiler.stages import LLIR, PTX, TTGIR, TTIR
+
+if TYPE_CHECKING:
+    from irscope.core.capture import Capture
+
+COMPARED_STAGES: tuple[str, ...] = (TTIR, TTGIR, LLIR, PTX)
+"""The stages a round trip must give equal."""
+
+_LOC_CALL = re.compile(r"\s*(?<![\w.#])loc\(")
+_LOC_DEF = re.compile(r"^#loc\d*\s*=\s*loc\(")
+_LLVM_DROP = re.compile(r"^(; ModuleID = |source_filename = |!\d+ = (distinct )?!DI|\s*#dbg_|.*call void @llvm\.dbg\.)")
+_DBG_ATTACH = re.compile(r",?\s*!dbg !\d+")
+_META_REF = re.compile(r"!\d+\b")
+_PTX_DROP = re.compile(r"^\s*(\.loc\s|\.file\s|\$L__(tmp|func_begin|func_end)\d+:)")
+_PTX_DEBUG_SECTION = re.compile(r"^\s*\.section\s+\.debug_")
+
+
+def _strip_locs(line: str) -> str:
+    """``line`` without any ``loc(...)`` (balanced parentheses, quoted strings skipped)."""
+    out: list[str] = []
+    i = 0
+    for m in _LOC_CALL.finditer(line):
+        if m.start() < i:
+            continue  # inside a loc(...) already skipped
+        out.append(line[i:m.start()])
+        depth, k, quoted = 1, m.end(), False
+        while k < len(line) and depth:
+            c = line[k]
+            if quoted:
+                if c == "\\":
+                    k += 1
+                elif c == '"':
+                    quoted = False
+            elif c == '"':
+                quoted = True
+            elif c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            k += 1
+        i = k
+    out.append(line[i:])
+    return "".join(out)
+
+
+def _mlir(text: str) -> list[str]:
+    return [_strip_locs(ln).rstrip() for ln in text.splitlines() if not _LOC_DEF.match(ln)]
+
+
+def _llvm(text: str) -> list[str]:
+    numbers: dict[str, str] = {}
+
+    def renumber(m: re.Match[str]) -> str:
+        return numbers.setdefault(m.group(0), f"!m{len(numbers)}")
+
+    out = []
+    for ln in text.splitlines():
+        if _LLVM_DROP.match(ln):
+            continue
+        out.append(_META_REF.sub(renumber, _DBG_ATTACH.sub("", ln)).rstrip())
+    return out
+
+
+def _ptx(text: str) -> list[str]:
+    out: list[str] = []
+    depth = 0  # inside a debug section's braces
+    for ln in text.splitlines():
+        if depth:
+            depth += ln.count("{") - ln.count("}")
+            continue
+        if _PTX_DEBUG_SECTION.match(ln):
+            depth = max(ln.count("{") - ln.count("}"), 0)
+            if depth == 0 and "{" not in ln:
+                depth = 1  # the brace opens on the next line
+            continue
+        if _PTX_DROP.match(ln):
+            continue
+        out.append(re.sub(r"\s*//.*$", "", ln).rstrip())
+    return [ln for ln in out if ln]
+
+
+def without_locations(stage: str, text: str) -> list[str]:
+    """The lines of one stage's text with what only says where the source was taken out
+    (see the module); stages other than TTIR, TTGIR, LLIR and PTX are returned as lines."""
+    if stage in (TTIR, TTGIR):
+        return _mlir(text)
+    if stage == LLIR:
+        return _llvm(text)
+    if stage == PTX:
+        return _ptx(text)
+    return text.splitlines()
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One way two captures differ."""
+
+    what: str
+    """A stage name, or ``registers``, ``spills``, ``shared``."""
+    detail: str
+    """One line: the first differing lines, or the two numbers."""
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.detail}"
+
+
+def stage_difference(stage: str, a: str, b: str) -> Difference | None:
+    """The first difference of two texts of ``stage`` up to locations, or None."""
+    x, y = without_locations(stage, a), without_locations(stage, b)
+    if x == y:
+        return None
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, x, y, autojunk=False).get_opcodes():
+        if tag != "equal":
+            left = x[i1] if i1 < i2 else "(nothing)"
+            right = y[j1] if j1 < j2 else "(nothing)"
+            return Difference(stage, f"line {i1 + 1}: {left.strip()[:120]!r} vs {right.strip()[:120]!r}")
+    return Difference(stage, "texts differ")  # unreachable: unequal lists have a non-equal opcode
+
+
+def compile_differences(a: "Capture", b: "Capture",
+                        stages: tuple[str, ...] = COMPARED_STAGES) -> list[Difference]:
+    """How captures ``a`` and ``b`` differ as compiles: each of ``stages`` up to
+    locations (a stage only one of them holds counts as a difference), then registers,
+    spills and shared memory. Empty when they are the same compile."""
+    out: list[Difference] = []
+    for st in stages:
+        has_a, has_b = st in a.stages, st in b.stages
+        if not (has_a or has_b):
+            continue
+        if has_a != has_b:
+            out.append(Difference(st, f"only in capture #{a.id if has_a else b.id}"))
+            continue
+        ta, tb = a.stage(st).text, b.stage(st).text
+        if not isinstance(ta, str) or not isinstance(tb, str):
+            continue
+        d = stage_difference(st, ta, tb)
+        if d is not None:
+            out.append(d)
+    ra, rb = a.resources, b.resources
+    for what, x, y in (("registers", ra.registers, rb.registers), ("spills", ra.spills, rb.spills),
+                       ("shared", ra.shared, rb.shared)):
+        if x != y:
+            out.append(Difference(what, f"{x} vs {y}"))
+    return out

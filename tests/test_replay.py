@@ -1,0 +1,260 @@
+"""`irscope replay`: recompiling a captured kernel from its TTIR or TTGIR, with options
+set, passes left out, another Triton. Real compiles throughout (no mocks): a replay
+with num_stages=2 must be the same compile as a real compile of the script with
+num_stages=2; leaving the pipeliner out must leave no async copies."""
+
+import json
+import re
+import textwrap
+
+import pytest
+
+import irscope
+from conftest import DATA, ROOT, VENVS, irscope as run_cli
+from irscope.compiler.stages import LLIR, PTX, TTGIR
+from irscope.errors import IrscopeError
+from irscope.store.attachments import attachments
+from irscope.store.bundle import Bundle as StoreBundle
+from irscope.whatif.equivalence import compile_differences
+from irscope.whatif.replay import (ReplayRequest, _chunks, check_request, known_passes, option_value, parse_set,
+                                   replay_many)
+
+SAMPLES = DATA / "samples_sm90.irscope"  # matmul_kernel #5: num_stages=5, num_warps=2
+LEARNER = DATA / "learner_sm90.irscope"  # _attn_fwd #2: STAGE=3, num_stages=3
+MATMUL, ATTN = (SAMPLES, 5), (LEARNER, 2)
+ASYNC_COPY = "ttg.async_copy_global_to_local"
+
+# A real compile from Python: each kernel of the list compiled with Triton's own ASTSource,
+# with the captured signature, specialisation and constexprs, and the options given.
+REAL_COMPILE = textwrap.dedent('''
+    import importlib.util, json, sys
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    for job in json.load(open(sys.argv[1])):
+        spec = importlib.util.spec_from_file_location("k%d" % len(sys.modules), job["file"])
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        fn = getattr(mod, job["kernel"])
+        while not hasattr(fn, "src"):  # an Autotuner or Heuristics holds the JIT function in .fn
+            fn = fn.fn
+        names = list(fn.arg_names)
+        sig = job["signature"]
+        consts = {(names.index(k),): v for k, v in job["constexprs"].items()}
+        attrs = {(names.index(k),): v for k, v in job["attrs"].items()}
+        src = ASTSource(fn, sig, constexprs=consts, attrs=attrs)
+        triton.compile(src, target=GPUTarget("cuda", 90, 32), options=job["options"])
+''')
+
+
+def _cap(path, cap_id):
+    return irscope.open(str(path)).capture(f"#{cap_id}")
+
+
+@pytest.fixture(scope="module")
+def replays(tmp_path_factory):
+    """One replay_many run (one child process): num_stages=2 of the matmul and of the
+    attention kernel, the matmul without the pipeliner, and the matmul for sm_80."""
+    out = tmp_path_factory.mktemp("replay") / "replays.irscope"
+    reqs = [ReplayRequest(str(MATMUL[0]), MATMUL[1], "ttir", (("num_stages", "2"),)),
+            ReplayRequest(str(ATTN[0]), ATTN[1], "ttir", (("num_stages", "2"),)),
+            ReplayRequest(str(MATMUL[0]), MATMUL[1], "ttir", without=("tritongpu-pipeline",)),
+            ReplayRequest(str(MATMUL[0]), MATMUL[1], "ttir", target="sm80")]
+    seen = []
+    outcomes = replay_many(reqs, str(out), on_progress=lambda done, total, o: seen.append((done, total)))
+    return out, outcomes, seen
+
+
+@pytest.fixture(scope="module")
+def real_compiles(tmp_path_factory):
+    """The matmul and the attention kernel compiled from their Python with num_stages=2."""
+    tmp = tmp_path_factory.mktemp("real")
+    jobs = []
+    for path, cap_id in (MATMUL, ATTN):
+        cap = _cap(path, cap_id)
+        jobs.append({"file": str(ROOT / cap.file), "kernel": cap.kernel, "signature": cap.info["signature"],
+                     "constexprs": cap.constexprs, "attrs": cap.info["attrs"],
+                     "options": {"num_warps": cap.options["num_warps"], "num_stages": 2}})
+    (tmp / "jobs.json").write_text(json.dumps(jobs))
+    (tmp / "real.py").write_text(REAL_COMPILE)
+    out = tmp / "real.irscope"
+    run_cli("run", tmp / "real.py", "--target", "sm_90", "-o", out, "-q", "--no-open", "--", tmp / "jobs.json",
+            check=True, cwd=ROOT)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", [0, 1], ids=["matmul", "attention"])
+def test_set_num_stages_equals_a_real_compile(replays, real_compiles, which):
+    out, outcomes, _ = replays
+    o = outcomes[which]
+    assert o.ok and o.error is None and o.capture_id is not None
+    with irscope.open(str(real_compiles)) as real, irscope.open(str(out)) as rep:
+        a, b = real.captures()[which], rep.capture(f"#{o.capture_id}")
+        assert a.options["num_stages"] == b.options["num_stages"] == 2
+        assert compile_differences(a, b, stages=(TTGIR, LLIR, PTX)) == []
+        assert a.resources.registers == b.resources.registers and a.resources.shared == b.resources.shared
+        orig = _cap(*(MATMUL, ATTN)[which])
+        # and the replay is not the original (num_stages changed something)
+        assert compile_differences(orig, b, stages=(TTGIR,)) != []
+
+
+@pytest.mark.slow
+def test_without_the_pipeliner_no_async_copies(replays):
+    out, outcomes, _ = replays
+    o = outcomes[2]
+    assert o.ok and o.dropped == ("tritongpu-pipeline",)
+    orig = _cap(o.request.bundle, o.request.capture_id)
+    assert ASYNC_COPY in orig.stage(TTGIR).text
+    with irscope.open(str(out)) as rep:
+        cap = rep.capture(f"#{o.capture_id}")
+        assert ASYNC_COPY not in cap.stage(TTGIR).text
+        args = [p.row.argument for p in cap.passes(TTGIR)]
+        assert "tritongpu-pipeline" not in args and "tritongpu-assign-latencies" in args
+
+
+@pytest.mark.slow
+def test_another_target(replays):
+    out, outcomes, _ = replays
+    o = outcomes[3]
+    assert o.ok and o.request.target == "sm80"
+    with irscope.open(str(out)) as rep:
+        cap = rep.capture(f"#{o.capture_id}")
+        ttgir = cap.stage(TTGIR).text
+        assert cap.target == "sm_80" and 'ttg.target = "cuda:80"' in ttgir
+        assert ".target sm_80" in cap.stage(PTX).text and ".target sm_90" in _cap(*MATMUL).stage(PTX).text
+        assert cap.resources.registers is not None
+
+
+@pytest.mark.slow
+def test_a_replay_that_fails_to_compile_is_a_failed_capture(tmp_path):
+    out = tmp_path / "r.irscope"
+    p = run_cli("replay", SAMPLES, "#5", "--set", "num_warps=3", "-o", out)
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("irscope: error:")]
+    assert p.returncode == 4 and len(errors) == 1 and "Traceback" not in p.stderr
+    assert "failed to compile" in errors[0] and "power of 2" in errors[0]
+    with irscope.open(str(out)) as rep:
+        (cap,) = rep.captures()
+        assert cap.failed and "power of 2" in cap.error
+
+
+@pytest.mark.slow
+def test_replays_are_stamped_named_as_the_original_and_progress_is_told(replays):
+    out, outcomes, seen = replays
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    with StoreBundle.open(str(out)) as store:
+        stamps = {a.capture_id: a for a in attachments(store, kind="replay")}
+    assert sorted(stamps) == sorted(o.capture_id for o in outcomes)
+    s = stamps[outcomes[0].capture_id]
+    assert s.data["sets"] == {"num_stages": "2"} and s.data["source_capture"] == MATMUL[1]
+    assert s.data["from"] == "ttir" and s.data["triton"].startswith("3.")
+    assert stamps[outcomes[2].capture_id].data["dropped"] == ["tritongpu-pipeline"]
+    with irscope.open(str(out)) as rep:
+        cap = rep.capture(f"#{outcomes[0].capture_id}")
+        orig = _cap(*MATMUL)
+        assert (cap.kernel, cap.file, cap.constexprs) == (orig.kernel, orig.file, orig.constexprs)
+        assert "num_stages=2" in cap.variant and "num_stages=5" in orig.variant
+        assert cap.notes[0].startswith(f"replay of #{MATMUL[1]} matmul_kernel") and "num_stages=2" in cap.notes[0]
+
+
+@pytest.mark.slow
+def test_diff_shows_what_the_replay_changed(replays):
+    out, outcomes, _ = replays
+    p = run_cli("diff", f"{MATMUL[0]}:#{MATMUL[1]}", f"{out}:#{outcomes[0].capture_id}", "--json", check=True)
+    data = json.loads(p.stdout)
+    assert "num_stages" in json.dumps(data) and data
+
+
+def test_unknown_pass_lists_the_known_ones():
+    cap = _cap(*MATMUL)
+    known = known_passes(cap, TTGIR)
+    assert "tritongpu-pipeline" in known and "convert-triton-to-tritongpu" not in known
+    assert len(set(known)) == len(known)
+    with pytest.raises(IrscopeError, match=r"unknown pass 'tritongpu-pipelin'.*tritongpu-pipeline"):
+        check_request(ReplayRequest(str(SAMPLES), cap.id, without=("tritongpu-pipelin",)), cap)
+    # a pass of the TTGIR pipeline is not one a replay from TTGIR runs
+    with pytest.raises(IrscopeError, match="--from ttgir can leave out"):
+        check_request(ReplayRequest(str(SAMPLES), cap.id, "ttgir", without=("tritongpu-pipeline",)), cap)
+
+
+def test_bad_sets_are_one_line_errors():
+    cap = _cap(*MATMUL)
+    with pytest.raises(IrscopeError, match="BLOCK_SIZE_M is a constexpr"):
+        check_request(ReplayRequest(str(SAMPLES), cap.id, sets=(("BLOCK_SIZE_M", "32"),)), cap)
+    with pytest.raises(IrscopeError, match=r"'num_stage' is not a compile option.*num_stages"):
+        check_request(ReplayRequest(str(SAMPLES), cap.id, sets=(("num_stage", "2"),)), cap)
+    with pytest.raises(IrscopeError, match=r"--set num_stages=1.5: expected an integer \(captured: num_stages=5\)"):
+        check_request(ReplayRequest(str(SAMPLES), cap.id, sets=(("num_stages", "1.5"),)), cap)
+    with pytest.raises(IrscopeError, match="expected true or false"):
+        check_request(ReplayRequest(str(SAMPLES), cap.id, sets=(("enable_fp_fusion", "2"),)), cap)
+    check_request(ReplayRequest(str(SAMPLES), cap.id, sets=(("maxnreg", "128"), ("enable_fp_fusion", "false"))), cap)
+    with pytest.raises(IrscopeError, match="use --from ttir"):
+        check_request(ReplayRequest(str(SAMPLES), cap.id, "ttgir", sets=(("num_stages", "2"),)), cap)
+    with pytest.raises(IrscopeError, match="needs --from ttir"):
+        check_request(ReplayRequest(str(SAMPLES), cap.id, "ttgir", target="sm_80"), cap)
+    with pytest.raises(IrscopeError, match="expected KEY=VALUE"):
+        parse_set("num_stages")
+    assert parse_set(" num_stages = 2 ") == ("num_stages", "2")
+    assert [option_value(v) for v in ("2", "1.5", "true", "ieee")] == [2, 1.5, True, "ieee"]
+
+
+def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path):
+    out = tmp_path / "r.irscope"
+    for args, want in (((f"--without-pass", "nope"), "unknown pass 'nope'"),
+                       (("--set", "BLOCK_SIZE_M=32"), "is a constexpr"),
+                       (("--from", "ttgir", "--target", "sm_80"), "needs --from ttir")):
+        p = run_cli("replay", SAMPLES, "#5", *args, "-o", out)
+        assert p.returncode == 1, p.stderr
+        assert p.stderr.count("\n") == 1 and p.stderr.startswith("irscope: error:") and want in p.stderr
+        assert "Traceback" not in p.stderr and not out.exists()
+
+
+@pytest.mark.slow
+def test_older_triton_says_it_has_no_stage_hook(tmp_path):
+    py = VENVS / "triton-3.2" / "bin" / "python"
+    if not py.exists():
+        pytest.fail(f"{py} is missing: run scripts/setup.sh")
+    out = tmp_path / "r.irscope"
+    p = run_cli("replay", SAMPLES, "#5", "--without-pass", "tritongpu-prefetch", "--python", py, "-o", out)
+    assert p.returncode == 1
+    assert p.stderr.count("\n") == 1
+    assert re.search(r"Triton 3\.2\.\d has no stage hook .*3\.6 and later", p.stderr), p.stderr
+    assert not out.exists()  # nothing ran: no bundle, no empty run
+
+
+@pytest.mark.slow
+def test_a_triton_that_cannot_read_the_ir_is_one_line(tmp_path):
+    py = VENVS / "triton-3.0" / "bin" / "python"
+    if not py.exists():
+        pytest.fail(f"{py} is missing: run scripts/setup.sh")
+    out = tmp_path / "r.irscope"
+    p = run_cli("replay", SAMPLES, "#5", "--from", "ttgir", "--python", py, "-o", out)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1 and not p.stdout.strip()
+    assert re.search(r"Triton 3\.0\.\d \(--python .*\) cannot read this ttgir IR: ", p.stderr), p.stderr
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_cli_json_and_a_replay_from_ttgir(tmp_path):
+    out = tmp_path / "r.irscope"
+    p = run_cli("replay", SAMPLES, "matmul_kernel", "--variant", "num_warps=2", "--from", "ttgir", "--json",
+                "-o", out, check=True)
+    data = json.loads(p.stdout)
+    assert data["ok"] and data["from"] == "ttgir" and data["capture_id"] == 5 and data["replay_id"] == 1
+    assert data["diff"] == f"irscope diff {SAMPLES}:#5 {out}:#1"
+    with irscope.open(str(out)) as rep:
+        cap = rep.capture("#1")
+        # from TTGIR only the LLVM lowering runs: the same TTGIR in, the same LLVM IR,
+        # PTX and registers out
+        assert {p.row.stage for p in cap.passes()} <= {LLIR, PTX, "cubin"}
+        assert compile_differences(_cap(*MATMUL), cap, stages=(LLIR, PTX)) == []
+
+
+def test_replays_are_dealt_to_children_one_python_each():
+    reqs = [ReplayRequest("b", 1, python=py) for py in (None, None, None, "old", None, "old")]
+    assert _chunks(reqs, 1) == [[0, 1, 2, 4], [3, 5]]
+    assert _chunks(reqs, 2) == [[0, 2], [1, 4], [3], [5]]
+    assert _chunks(reqs, 8) == [[0], [1], [2], [4], [3], [5]]
+    assert ReplayRequest("b", 1, "ttir", (("num_stages", "2"),), "sm_80", ("tritongpu-pipeline",)).label() == \
+        "from ttir, num_stages=2, target sm_80, -tritongpu-pipeline"

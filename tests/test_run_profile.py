@@ -1,0 +1,98 @@
+"""``irscope run --profile``: its profiler command line, its attaching half on the real
+H200 data (tests/data/profiles: the profiled run's export and tree, as the GPU made them),
+and its one-line errors on a machine without a GPU. The whole command ran on an H200:
+scripts/gpu_profile_check.py, docs/gpu-check.md."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import irscope
+from conftest import SAMPLES, irscope as run_cli
+from conftest_profiles import PROFILES
+from irscope.capture.profile_attach import attach_ncu, attach_proton
+from irscope.capture.profile_run import ProfilerRun, gpu_present, ncu_command, ncu_kernel_filter
+from irscope.core.profile import profiles_of
+from irscope.profiles.ncu_source import parse_ncu_source
+
+
+def _copy(tmp_path, name):
+    path = tmp_path / f"{name}.irscope"
+    shutil.copy(PROFILES / name / "gpu.irscope", path)
+    return path
+
+
+def _run(name, tool="ncu", output="sass.csv"):
+    return ProfilerRun(tool, str(PROFILES / name / output), "NVIDIA H200", "2025.3.1.0", "2026-12-03T16:40:00Z",
+                       1.0, "")
+
+
+def test_ncu_command_profiles_only_the_captured_kernels():
+    cmd = ncu_command("/usr/bin/ncu", "/usr/bin/python3", "s.py", ["--n", "3"], ["_attn_fwd", "add_kernel", "_attn_fwd"],
+                      4, "/tmp/x/profile")
+    assert cmd[cmd.index("-k") + 1] == "regex:^(_attn_fwd|add_kernel)$"
+    assert cmd[cmd.index("-c") + 1] == "4"
+    assert cmd[cmd.index("--clock-control") + 1] == "none"  # a lent GPU's clocks are left alone
+    assert cmd[-4:] == ["/usr/bin/python3", "s.py", "--n", "3"]
+    assert ncu_kernel_filter(["a.b"]) == r"regex:^(a\.b)$"
+
+
+def test_each_variant_gets_the_launches_that_ran_it(tmp_path):
+    """flash_attention: two variants, one launch each; every block goes to its own variant."""
+    path = _copy(tmp_path, "flash_attention")
+    text = (PROFILES / "flash_attention" / "sass.csv").read_text()
+    blocks = parse_ncu_source(text)
+    attached, notes = attach_ncu(str(path), [1, 2], _run("flash_attention"), text)
+    assert notes == []
+    assert [(a.capture_id, a.launches) for a in attached] == [(1, 1), (2, 1)]
+    # STAGE=1 has 1392 instructions, STAGE=3 2288: each profile is its own block's samples.
+    by_size = {len(b.instructions): b.total_samples for b in blocks}
+    assert [a.total_samples for a in attached] == [by_size[1392], by_size[2288]]
+    with irscope.open(path) as b:
+        stamps = [profiles_of(c) for c in b.captures()]
+    assert [[(s.id, s.tool, s.launches, s.gpu, s.source) for s in st] for st in stamps] == [
+        [(attached[0].profile_id, "ncu", 1, "NVIDIA H200", "irscope run --profile")],
+        [(attached[1].profile_id, "ncu", 1, "NVIDIA H200", "irscope run --profile")]]
+
+
+def test_launches_of_one_variant_merge_and_other_variants_get_none(tmp_path):
+    """matmul_autotune: both profiled launches ran the 128x256x64 config (capture #1)."""
+    path = _copy(tmp_path, "matmul_autotune")
+    text = (PROFILES / "matmul_autotune" / "sass.csv").read_text()
+    attached, notes = attach_ncu(str(path), [1, 2, 3, 4], _run("matmul_autotune"), text)
+    assert [(a.capture_id, a.launches) for a in attached] == [(1, 2)]
+    assert attached[0].total_samples == sum(b.total_samples for b in parse_ncu_source(text))
+    assert [n.split(" ", 1)[0] for n in notes] == ["#2", "#3", "#4"]
+    assert all("nothing attached" in n and "SASS" in n for n in notes)
+    with irscope.open(path) as b:
+        assert [len(profiles_of(c)) for c in b.captures()] == [1, 0, 0, 0]
+
+
+def test_proton_goes_to_the_first_capture_of_each_name(tmp_path):
+    path = _copy(tmp_path, "flash_attention")
+    text = (PROFILES / "flash_attention" / "proton.hatchet").read_text()
+    attached, notes = attach_proton(str(path), [1, 2], _run("flash_attention", "proton", "proton.hatchet"), text)
+    assert notes == [] and [(a.capture_id, a.launches) for a in attached] == [(1, 2)]
+    with irscope.open(path) as b:
+        first, second = b.captures()
+        (stamp,) = profiles_of(first)
+        assert profiles_of(second) == ()
+    assert stamp.tool == "proton" and stamp.launches == 2 and "every launch and variant" in stamp.notes[0]
+
+
+def test_profile_with_a_target_is_refused(tmp_path):
+    out = tmp_path / "x.irscope"
+    p = run_cli("run", SAMPLES / "vector_add.py", "--profile", "--target", "sm_90", "-o", out, "-q")
+    assert p.returncode == 1 and p.stderr.count("\n") == 1
+    assert "leave out --target" in p.stderr and not out.exists()
+
+
+@pytest.mark.skipif(gpu_present(), reason="this machine has a GPU")
+def test_profile_without_a_gpu_is_one_line_and_captures_nothing(tmp_path):
+    out = tmp_path / "x.irscope"
+    p = run_cli("run", SAMPLES / "vector_add.py", "--profile", "--profiler", "proton", "-o", out, "-q")
+    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    assert "needs an NVIDIA GPU" in p.stderr and "irscope profile import" in p.stderr
+    assert not out.exists()

@@ -1,0 +1,167 @@
+"""The app's heat columns on real H200 profiles (the shared ``profiled`` fixture: the
+checked-in capture with Nsight Compute's export imported by ``irscope profile import``):
+the Python pane's column and each stage pane's show the samples the core gives
+(:func:`irscope.core.profile.profile_of`), ``h`` switches them and the static costs,
+``c`` moves a helper's samples to its call line, and the why panel gives the cursor
+line's stall breakdown. Pilot tests and an SVG snapshot (pytest-textual-snapshot:
+update with ``pytest tests/test_tui_heat.py --snapshot-update``, then look)."""
+
+from __future__ import annotations
+
+import irscope
+from irscope.core.profile import HotProfile, profile_of
+from irscope.tui.app import make_app
+from irscope.tui.screens.kernel import KernelScreen
+from irscope.tui.widgets.heat import HEAT_CELLS, share_text
+from irscope.tui.widgets.ir_view import IRView
+from irscope.tui.widgets.python_pane import PythonPane
+from irscope.tui.widgets.why_panel import WhyPanel
+
+from conftest import DATA
+from tui_support import run_async, settle
+
+SIZE = (130, 44)
+HELPERS = "jit_helper_call"  # _load_tile and _gelu: @triton.jit helpers with their own lines
+
+
+def _profiles(path, kernel: str) -> tuple[HotProfile, HotProfile]:
+    cap = irscope.open(str(path)).capture(kernel)
+    own, calls = profile_of(cap), profile_of(cap, call_sites=True)
+    assert own is not None and calls is not None
+    return own, calls
+
+
+def _cell(view: IRView, y: int) -> str:
+    """The heat column of content line ``y`` as drawn (the cells after the number and sign)."""
+    text = "".join(seg.text for seg in view._gutter_strip(y))
+    return text[view._gutter_digits + 2:][:HEAT_CELLS]
+
+
+def _row(pane: PythonPane, line: int) -> int:
+    return next(y for y in range(pane.line_count) if pane.row(y).line == line)
+
+
+async def _settled(pilot) -> None:
+    for _ in range(2):
+        await settle(pilot)
+
+
+@run_async
+async def test_python_and_stage_columns_show_the_core_samples(profiled):
+    pb = profiled.ncu(HELPERS)
+    own, calls = _profiles(pb.path, pb.kernel)
+    app = make_app(pb.path, keymap={}, kernel=pb.kernel)
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        screen = app.screen
+        assert isinstance(screen, KernelScreen)
+        pane = screen.query_one("#source", PythonPane)
+        assert pane.show_heat and pane.heat_shown  # a profiled capture opens on its heat
+        assert pane.helpers  # the helpers' lines are rows of the pane
+        shown = {}
+        for y in range(pane.line_count):
+            r = pane.row(y)
+            if r.line is None:
+                continue
+            lh = own.line(r.line, pane._row_file(r))
+            want = lh.samples if lh is not None else 0
+            assert pane.heat_at(y) == want, r.line
+            assert _cell(pane, y) == share_text(want, own.total_samples), r.line
+            shown[r.line] = want
+        # every sample the core charges to a line is on a row (nothing lost on the way)
+        assert sum(shown.values()) + own.unattributed == own.total_samples
+        assert f"% of {own.total_samples} samples" in str(screen.query_one("#source-pane").border_subtitle)
+        # the stage panes: no heat on TTIR (no stage the core lays samples over), TTGIR's from the core
+        stage = screen.query_one("#stage", IRView)
+        assert screen.stage == "ttir" and not stage.heat_shown
+        for name in ("ttgir", "llir", "ptx", "sass"):
+            screen.select_stage(name)
+            await _settled(pilot)
+            assert stage.heat_shown, name
+            want_stage = own.stage_heat(name)
+            got = {y + 1: stage.heat_at(y) for y in range(stage.line_count) if stage.heat_at(y)}
+            assert got == want_stage, name
+            top = max(want_stage, key=lambda n: want_stage[n])
+            assert _cell(stage, top - 1) == share_text(want_stage[top], own.total_samples)
+        # c: a helper's samples move to the kernel line that calls it
+        pane.focus()
+        call_line = calls.lines[0].line
+        await pilot.press("c")
+        await _settled(pilot)
+        for y in range(pane.line_count):
+            r = pane.row(y)
+            if r.line is not None:
+                lh = calls.line(r.line, pane._row_file(r))
+                assert pane.heat_at(y) == (lh.samples if lh is not None else 0), r.line
+        assert pane.heat_at(_row(pane, call_line)) == calls.lines[0].samples > own.line(call_line).samples
+        await pilot.press("c")
+        await _settled(pilot)
+        # h: the static costs take the column's place, in every pane; h again: heat
+        await pilot.press("h")
+        await _settled(pilot)
+        assert not pane.show_heat and not pane.heat_shown and not stage.heat_shown
+        assert "h: heat" in str(screen.query_one("#source-pane").border_subtitle)
+        await pilot.press("h")
+        await _settled(pilot)
+        assert pane.heat_shown and stage.heat_shown
+
+
+@run_async
+async def test_why_panel_and_status_give_the_line_stall_breakdown(profiled):
+    pb = profiled.ncu(HELPERS)
+    own, _ = _profiles(pb.path, pb.kernel)
+    hottest = own.lines[0]
+    app = make_app(pb.path, keymap={}, kernel=pb.kernel)
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        screen = app.screen
+        pane = screen.query_one("#source", PythonPane)
+        pane.focus()
+        pane.goto_line(_row(pane, hottest.line))
+        await pilot.press("w")
+        await _settled(pilot)
+        text = screen.query_one("#why", WhyPanel).text().plain
+        share = 100.0 * hottest.samples / own.total_samples
+        assert f"heat line {hottest.line}: {hottest.samples} samples ({share:.1f}%), charged {hottest.how}" in text
+        assert hottest.stalls and all(f"{reason} {n}" in text for reason, n in hottest.stalls.items())
+        status = screen.query_one("#stage-status").text.plain
+        assert f"heat {hottest.samples} samples ({share:.1f}%)" in status
+        # a line with no sample says so
+        for y in range(pane.line_count):
+            if pane.row(y).line is None or pane.heat_at(y):
+                continue
+            pane.goto_line(y)
+            if not any(pane.heat_at(r) for r in pane.statement_rows()):
+                break
+        await _settled(pilot)
+        assert "heat: no sample on this line" in screen.query_one("#why", WhyPanel).text().plain
+
+
+@run_async
+async def test_h_without_a_profile_changes_nothing_and_says_why():
+    app = make_app(DATA / "profiles" / HELPERS / "gpu.irscope", keymap={}, kernel="bias_gelu_rowsum_kernel")
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        pane = app.screen.query_one("#source", PythonPane)
+        assert not pane.profiles and not pane.heat_shown
+        width = pane._gutter_width
+        await pilot.press("h")
+        await _settled(pilot)
+        assert not pane.show_heat and not pane.heat_shown and pane._gutter_width == width
+        assert any("no profile attached" in str(n.message) for n in app._notifications)
+
+
+async def _hot_line_with_panel(pilot) -> None:
+    await _settled(pilot)
+    pane = pilot.app.screen.query_one("#source", PythonPane)
+    pane.focus()
+    pane.goto_line(_row(pane, 29))  # _gelu's sigmoid: the hottest line
+    await pilot.press("w")
+    await pilot.press("t")  # TTGIR: a stage with its heat column
+    await _settled(pilot)
+
+
+def test_snapshot_heat_column_and_stalls(snap_compare, profiled):
+    pb = profiled.ncu(HELPERS)
+    app = make_app(pb.path, keymap={}, kernel=pb.kernel)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_hot_line_with_panel)

@@ -1,0 +1,256 @@
+"""``irscope repro``: the compile spec read from a capture, the reproducer script, the
+location-blind comparison of two compiles, and the round trip (repro, then ``irscope
+run``) on real captures of two targets.
+
+Bundles: tests/data/samples_sm90.irscope (vector_add, the four autotuned matmuls with
+arguments Triton specialised to 1, the helper-calling kernel; sm_90) and
+tests/data/why_sm90_sm80.irscope (a gather, a copy and a big-tile GEMM, each on sm_90
+and sm_80). The round trip runs every reproducer in one ``irscope run`` process.
+"""
+
+import ast
+import re
+import shutil
+
+import pytest
+
+import irscope
+from irscope.errors import IrscopeError
+from irscope.whatif.compile_spec import spec_of
+from irscope.whatif.equivalence import compile_differences, stage_difference, without_locations
+from irscope.whatif.repro import repro_script
+
+from conftest import DATA, SAMPLES, irscope as run_cli
+
+SAMPLES_SM90 = DATA / "samples_sm90.irscope"
+SM90_SM80 = DATA / "why_sm90_sm80.irscope"
+ROUND_TRIP_BUNDLES = (SAMPLES_SM90, SM90_SM80)
+
+
+def _cap(path, kernel, **kw):
+    return irscope.open(str(path)).capture(kernel, **kw)
+
+
+# -- the spec ------------------------------------------------------------------------
+
+def test_spec_of_matmul_keeps_the_specialisation():
+    spec = spec_of(_cap(SAMPLES_SM90, "matmul_kernel", variant="0"))
+    assert spec.target == "sm_90"
+    assert spec.equal_to_1 == ("stride_ak", "stride_bn", "stride_cn")
+    assert {"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am"} <= set(spec.divisible)
+    assert spec.declared_constexprs == {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64,
+                                        "GROUP_SIZE_M": 8}
+    assert spec.constexprs["stride_ak"] == 1
+    assert spec.signature["a_ptr"] == "*fp16" and spec.signature["M"] == "i32"
+    assert spec.options["num_warps"] == 8 and spec.options["num_stages"] == 3
+    assert "arch" not in spec.options and "extern_libs" not in spec.options  # follow from the target
+    assert spec.helpers == () and spec.notes == ()
+
+
+def test_spec_of_brings_the_helpers_and_a_module_that_defines_everything():
+    spec = spec_of(_cap(SAMPLES_SM90, "bias_gelu_rowsum_kernel"))
+    assert spec.helpers == ("_load_tile", "_gelu")
+    tree = ast.parse(spec.source)
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert [d.name for d in defs] == ["_load_tile", "_gelu", "bias_gelu_rowsum_kernel"]
+    assert all(ast.unparse(d.decorator_list[0]) == "triton.jit" for d in defs)
+    assert spec.notes == ()
+
+
+def test_with_changes_sets_constexprs_options_and_target():
+    spec = spec_of(_cap(SAMPLES_SM90, "matmul_kernel", variant="0"))
+    other = spec.with_changes(constexprs={"BLOCK_SIZE_M": 64}, options={"num_stages": 2}, target="80")
+    assert other.declared_constexprs["BLOCK_SIZE_M"] == 64 and other.options["num_stages"] == 2
+    assert other.target == "sm_80" and other.equal_to_1 == spec.equal_to_1
+    assert spec.declared_constexprs["BLOCK_SIZE_M"] == 128  # the original is untouched
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"constexprs": {"BLOCK": 64}}, "has no constexpr BLOCK (constexprs: BLOCK_SIZE_M, BLOCK_SIZE_N"),
+    ({"constexprs": {"stride_ak": 2}}, "has no constexpr stride_ak"),  # specialised to 1, not declared
+    ({"options": {"num_warpz": 4}}, "unknown compile option num_warpz (options: num_warps"),
+    ({"target": "sm_1"}, "unknown target 'sm_1'"),
+])
+def test_with_changes_refuses_what_the_kernel_does_not_have(change, message):
+    spec = spec_of(_cap(SAMPLES_SM90, "matmul_kernel", variant="0"))
+    with pytest.raises(IrscopeError) as err:
+        spec.with_changes(**change)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_retargeted_spec_is_the_spec_of_a_capture_for_that_target():
+    both = irscope.open(str(SM90_SM80))
+    for kernel in ("big_tile_gemm_kernel", "gather_kernel"):
+        moved = spec_of(both.capture(kernel, target="sm_90")).with_changes(target="sm_80")
+        real = spec_of(both.capture(kernel, target="sm_80"))
+        assert (moved.target, moved.source, moved.args, moved.options) == \
+            (real.target, real.source, real.args, real.options)
+
+
+# -- the script -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("bundle", ROUND_TRIP_BUNDLES, ids=lambda p: p.stem)
+def test_every_capture_gives_a_script_that_parses_and_states_its_compile(bundle):
+    for cap in irscope.open(str(bundle)).captures():
+        spec = spec_of(cap)
+        text = repro_script(spec, str(bundle))
+        ast.parse(text)
+        arch = int(cap.target[3:])
+        assert f"TARGET = ('cuda', {arch}, 32)" in text
+        assert f"KERNEL = {cap.kernel!r}" in text
+        for name in spec.divisible:
+            assert repr(name) in text.split("DIVISIBLE = ")[1].split("\n")[0]
+        assert repro_script(spec, str(bundle)) == text  # pure
+
+
+# -- comparing compiles up to locations ---------------------------------------------------
+
+def _moved(text: str) -> str:
+    """The same IR as if compiled from another file, every line 7 lower."""
+    text = re.sub(r'loc\("[^"]*":(\d+)', lambda m: f'loc("elsewhere/x.py":{int(m.group(1)) + 7}', text)
+    text = re.sub(r"(\.loc\s+\d+\s+)(\d+)", lambda m: f"{m.group(1)}{int(m.group(2)) + 7}", text)
+    text = re.sub(r'(\.file\s+\d+\s+)"[^"]*"', r'\1"elsewhere/x.py"', text)
+    return re.sub(r"line: (\d+)", lambda m: f"line: {int(m.group(1)) + 7}", text)
+
+
+@pytest.mark.parametrize("stage", ["ttir", "ttgir", "llir", "ptx"])
+def test_locations_and_file_names_are_not_differences(stage):
+    text = _cap(SAMPLES_SM90, "bias_gelu_rowsum_kernel").stage(stage).text
+    moved = _moved(text)
+    assert moved != text
+    assert stage_difference(stage, text, moved) is None
+    assert len(without_locations(stage, text)) > 20
+
+
+@pytest.mark.parametrize("stage, old, new", [
+    ("ttgir", '"ttg.num-warps" = 4', '"ttg.num-warps" = 8'),
+    ("ttir", "arith.addf", "arith.subf"),
+    ("llir", "fadd", "fsub"),
+    ("ptx", "add.s32", "sub.s32"),
+])
+def test_a_changed_op_is_a_difference(stage, old, new):
+    text = _cap(SAMPLES_SM90, "bias_gelu_rowsum_kernel").stage(stage).text
+    assert old in text
+    got = stage_difference(stage, text, text.replace(old, new, 1))
+    assert got is not None and got.what == stage and "line" in got.detail
+
+
+def test_two_different_kernels_differ_in_every_stage_and_resource():
+    a, b = _cap(SAMPLES_SM90, "add_kernel"), _cap(SAMPLES_SM90, "matmul_kernel", variant="0")
+    got = {d.what for d in compile_differences(a, b)}
+    assert {"ttir", "ttgir", "llir", "ptx", "registers", "shared"} <= got
+    assert compile_differences(a, a) == []
+
+
+# -- the command ------------------------------------------------------------------------
+
+def test_cli_writes_the_script(tmp_path):
+    out = tmp_path / "repro.py"
+    p = run_cli("repro", SAMPLES_SM90, "matmul_kernel", "--variant", "2", "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert f"wrote {out}" in p.stdout
+    text = out.read_text()
+    assert "'num_stages': 4" in text and "'BLOCK_SIZE_M': 64" in text
+
+
+def test_cli_target_without_a_capture_compiles_the_first_capture_for_it(tmp_path):
+    out = tmp_path / "repro.py"
+    p = run_cli("repro", SAMPLES_SM90, "add_kernel", "--target", "sm80", "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "add_kernel has no sm_80 capture: the script compiles capture #1 (sm_90) for sm_80" in p.stderr
+    assert "TARGET = ('cuda', 80, 32)" in out.read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nokernel"], "no kernel 'nokernel'"),
+    (["add_kernel", "--target", "sm_1"], "unknown target 'sm_1'"),
+    (["add_kernel", "--variant", "9"], "variant"),
+])
+def test_cli_bad_input_is_one_line(tmp_path, args, message):
+    out = tmp_path / "repro.py"
+    p = run_cli("repro", SAMPLES_SM90, *args, "-o", out)
+    assert p.returncode == 1
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irscope: error:") and message in lines[0], p.stderr
+    assert not out.exists()
+
+
+def test_cli_unwritable_output_is_one_line(tmp_path):
+    p = run_cli("repro", SAMPLES_SM90, "add_kernel", "-o", tmp_path / "no" / "such" / "dir.py")
+    assert p.returncode == 1 and p.stderr.count("\n") == 1 and "cannot write" in p.stderr
+
+
+# -- the round trip: repro, then irscope run, gives the same compile ----------------------------
+
+DRIVER = '''
+import runpy, sys
+for path in sys.argv[1:]:
+    sys.argv = [path, "--compile-only"]
+    runpy.run_path(path, run_name="__main__")
+'''
+
+
+@pytest.fixture(scope="session")
+def helper_bundle(tmp_path_factory):
+    """The helper-calling sample captured from a copy of its script that is then
+    deleted: the bundle (schema 6) is all that holds the helpers' sources."""
+    tmp = tmp_path_factory.mktemp("helpers")
+    script = tmp / "helper_call.py"
+    shutil.copy(SAMPLES / "jit_helper_call.py", script)
+    bundle = tmp / "h.irscope"
+    run_cli("run", script, "-o", bundle, "-q", "--no-open", check=True, cwd=tmp)
+    script.unlink()
+    return bundle
+
+
+@pytest.fixture(scope="session")
+def round_trip(tmp_path_factory, helper_bundle):
+    """(original, recompiled) for every capture of the round-trip bundles and of
+    ``helper_bundle``: every reproducer runs in one ``irscope run`` process."""
+    tmp = tmp_path_factory.mktemp("repro")
+    # Two captures of one compile (the helper sample is in two bundles) give one
+    # script: Triton's cache would answer the second without compiling.
+    originals, scripts, index = [], [], {}
+    for bundle in (*ROUND_TRIP_BUNDLES, helper_bundle):
+        for cap in irscope.open(str(bundle)).captures():
+            spec = spec_of(cap)
+            key = (spec.source, spec.args, tuple(sorted(spec.options.items())), spec.target)
+            if key not in index:
+                index[key] = len(scripts)
+                path = tmp / f"r{len(scripts)}_{cap.kernel}.py"
+                path.write_text(repro_script(spec, str(bundle)))
+                scripts.append(path)
+            originals.append((cap, index[key]))
+    driver = tmp / "driver.py"
+    driver.write_text(DRIVER)
+    out = tmp / "round_trip.irscope"
+    run_cli("run", driver, "-o", out, "-q", "--no-open", "--", *scripts, check=True)
+    again = irscope.open(str(out)).captures()
+    assert len(again) == len(scripts)
+    return [(cap, again[i]) for cap, i in originals]
+
+
+@pytest.mark.slow
+def test_round_trip_covers_two_targets_and_every_capture(round_trip, helper_bundle):
+    assert {a.target for a, _ in round_trip} == {"sm_90", "sm_80"}
+    n = sum(len(irscope.open(str(b)).captures()) for b in (*ROUND_TRIP_BUNDLES, helper_bundle))
+    assert len(round_trip) == n
+
+
+@pytest.mark.slow
+def test_round_trip_gives_the_same_compile(round_trip):
+    for original, again in round_trip:
+        assert (again.kernel, again.target) == (original.kernel, original.target)
+        assert again.variant == original.variant
+        differences = [str(d) for d in compile_differences(original, again)]
+        assert differences == [], f"#{original.id} {original.kernel} {original.target}: {differences}"
+
+
+@pytest.mark.slow
+def test_stored_helpers_suffice_when_the_script_is_gone(helper_bundle, round_trip):
+    """With the script deleted, the reproducer still defines the helpers (from the
+    bundle), and its compile is the captured one (checked with the round trip)."""
+    cap = irscope.open(str(helper_bundle)).capture("bias_gelu_rowsum_kernel")
+    spec = spec_of(cap)
+    assert spec.helpers == ("_load_tile", "_gelu") and spec.notes == ()
+    assert any(a.bundle.path == cap.bundle.path and a.id == cap.id for a, _ in round_trip)
