@@ -194,7 +194,7 @@ def check_sample(name: str, work: Path, launches: int, timeout: int) -> dict[str
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", default="vector_add,fused_softmax,jit_helper_call,flash_attention")
+    ap.add_argument("--samples", default="jit_helper_call,fused_softmax,vector_add,flash_attention")
     ap.add_argument("--launches", type=int, default=3)
     ap.add_argument("--work", default="/tmp/irscope_gpu_check")
     ap.add_argument("--json", default=None, help="write the results here (default WORK/results.json)")

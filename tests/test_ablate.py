@@ -196,7 +196,8 @@ def test_ablation_covers_every_ttgir_pass_and_ranks_them(add_ablation):
     with irscope.open(str(bundle)) as b:
         cap = b.capture("add_kernel")
         assert sorted(r.pass_name for r in table.rows) == sorted((*known_passes(cap, TTGIR), LLIR_EXTRA))
-        assert table.row(LLIR_EXTRA).stage == "llir" and table.row(LLIR_EXTRA).replayed
+        extra = table.row(LLIR_EXTRA)
+        assert extra.stage == "llir" and extra.replayed and extra.compiled and extra.diff_size is not None
         assert [r.rank for r in table.rows] == list(range(1, len(table.rows) + 1))
         assert [r.effect for r in table.rows] == sorted((r.effect for r in table.rows), reverse=True)
         # The control replay reproduces the original compile.

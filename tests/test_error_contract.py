@@ -30,6 +30,8 @@ EDGES = {
     "capture/child/irscope_bootstrap.py": "runs the user's script",
     "capture/child/sitecustomize.py": "runs inside the user's process",
     "capture/child/irscope_fake_driver.py": "patches Triton inside the user's process",
+    # irscope tune's child: Triton may raise anything for one configuration, and the grid goes on.
+    "capture/child/irscope_compile_grid.py": "one configuration's compile",
 }
 
 _BROAD = {"Exception", "BaseException"}

@@ -159,3 +159,103 @@ def test_refusal_is_one_line_as_a_process(tmp_path: Path) -> None:
                         str(PROFILES / "vector_add" / "sass.csv")], capture_output=True, text=True, timeout=120)
     assert p.returncode == 1 and p.stdout == ""
     assert p.stderr == "irscope: error: sass.csv: no launch of '_attn_fwd' in it (1 launch(es) of: add_kernel)\n"
+
+
+def _fake_ncu(folder: Path, source_csv: Path, fail: bool = False) -> None:
+    """An ``ncu`` stand-in for reading a report: prints the real export for the source
+    page, a raw page naming the GPU, and the version line ncu 2025.3.1 prints."""
+    script = folder / "ncu"
+    script.write_text(f"""#!/bin/sh
+case "$*" in
+  *--version*) echo "NVIDIA (R) Nsight Compute Command Line Profiler"; \
+echo "Version 2025.3.1.0 (build 36398880) (public-release)";;
+  *"--page source --csv --print-source sass"*) {"echo '==ERROR== bad report' >&2; exit 1" if fail
+                                                  else f"cat '{source_csv}'"};;
+  *"--page raw --csv"*) echo '"ID","Kernel Name","device__attribute_display_name"'; echo '"","",""'; \
+echo '"0","add_kernel","NVIDIA H200"';;
+  *) exit 3;;
+esac
+""")
+    script.chmod(0o755)
+
+
+def test_import_a_report_through_ncu(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A .ncu-rep is read with `ncu -i`: the source page is the profile, the raw page
+    names the GPU, `ncu --version` the version (no --gpu/--tool-version needed)."""
+    bundle = _copy(tmp_path, "vector_add")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake_ncu(bin_dir, PROFILES / "vector_add" / "sass.csv")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("IRSCOPE_NCU", raising=False)
+    report = tmp_path / "R.ncu-rep"
+    report.write_bytes(b"NVR\x00" + bytes(60))
+    rc, out, err = _run(capsys, "profile", "import", bundle, "add_kernel", report)
+    assert rc == 0, err
+    (row,) = _listed(capsys, bundle)
+    assert (row["gpu"], row["tool_version"], row["source"], row["total_samples"]) == (
+        "NVIDIA H200", "2025.3.1.0", "R.ncu-rep", 79)
+    _fake_ncu(bin_dir, PROFILES / "vector_add" / "sass.csv", fail=True)
+    rc, out, err = _run(capsys, "profile", "import", bundle, "add_kernel", report)
+    assert rc == 1 and err == f"irscope: error: {report}: ncu -i failed: ==ERROR== bad report\n"
+
+
+def _shifted_hatchet(tmp_path: Path, name: str, kernel: str, shift: int, how_many: int | None) -> Path:
+    """The real hatchet with the line numbers of ``how_many`` of the kernel's line nodes
+    (all: None) moved by ``shift``: the profile of an edited script."""
+    data = json.loads((PROFILES / name / "proton.hatchet").read_text())
+    node = next(n for n in data[0]["children"] if n["frame"]["name"] == kernel)
+    for child in node["children"][:how_many]:
+        path, rest = child["frame"]["name"].rsplit(":", 1)
+        line, owner = rest.split("@", 1)
+        child["frame"]["name"] = f"{path}:{int(line) + shift}@{owner}"
+    out = tmp_path / "shifted.hatchet"
+    out.write_text(json.dumps(data))
+    return out
+
+
+def test_proton_lines_are_checked_against_the_capture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every sampled line of a different script: refused. One of them: attached, with
+    a note counting its samples."""
+    bundle = _copy(tmp_path, "layer_norm")
+    moved = _shifted_hatchet(tmp_path, "layer_norm", "_layer_norm_fwd_fused", 1000, None)
+    rc, _, err = _run(capsys, "profile", "import", bundle, "_layer_norm_fwd_fused", moved)
+    assert rc == 1 and err.count("\n") == 1
+    assert "none of the 29 lines Proton sampled for _layer_norm_fwd_fused" in err and "nothing attached" in err
+    assert _listed(capsys, bundle) == []
+    one = _shifted_hatchet(tmp_path, "layer_norm", "_layer_norm_fwd_fused", 1000, 1)
+    rc, _, err = _run(capsys, "profile", "import", bundle, "_layer_norm_fwd_fused", one)
+    assert rc == 0, err
+    (row,) = _listed(capsys, bundle)
+    stray = [n for n in row["notes"] if "line(s) no captured SASS of _layer_norm_fwd_fused has" in n]
+    assert len(stray) == 1 and stray[0].startswith("76 samples on 1 line(s)")
+    assert row["total_samples"] == 2045  # the stray line's samples are kept, not dropped
+
+
+def test_ls_by_kernel_name_lists_every_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bundle = _copy(tmp_path, "flash_attention")
+    assert _run(capsys, "profile", "import", bundle, "_attn_fwd", PROFILES / "flash_attention" / "sass.csv")[0] == 0
+    rc, out, _ = _run(capsys, "profile", "ls", bundle, "_attn_fwd", "--json")
+    assert rc == 0 and [r["capture_id"] for r in json.loads(out)] == [1, 2]
+    rc, out, _ = _run(capsys, "profile", "ls", bundle, "_attn_fwd", "--variant", "STAGE=3", "--json")
+    assert rc == 0 and [r["capture_id"] for r in json.loads(out)] == [2]
+    rc, _, err = _run(capsys, "profile", "ls", bundle, "--target", "sm_90")
+    assert rc == 1 and "--target and --variant need a KERNEL" in err
+
+
+def test_compile_only_captures_accept_the_gpu_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The workflow of the issue: capture with no GPU, profile on the GPU, import.
+    tests/data/samples_sm90.irscope was captured compile-only (no GPU); the H200's
+    exports of the same sample scripts match it instruction by instruction, and by
+    name matmul's launches find their config (#2, 128x256x64) among the four."""
+    bundle = tmp_path / "samples.irscope"
+    shutil.copy(PROFILES.parent / "samples_sm90.irscope", bundle)
+    for name, kernel, capture_id, samples in (("vector_add", "add_kernel", 1, 79),
+                                               ("jit_helper_call", "bias_gelu_rowsum_kernel", 6, 630),
+                                               ("matmul_autotune", "matmul_kernel", 2, 115)):
+        rc, _, err = _run(capsys, "profile", "import", bundle, kernel, PROFILES / name / "sass.csv")
+        assert rc == 0, err
+        row = max(_listed(capsys, bundle), key=lambda r: r["id"])
+        assert (row["kernel"], row["capture_id"], row["total_samples"]) == (kernel, capture_id, samples)
+    assert len(_listed(capsys, bundle)) == 3

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import irscope
-from irscope.core.profile import attach_profile, profile_of
+from irscope.core.profile import attach_profile, site_charges
 from irscope.core.profile_charge import split_largest_remainder
 from irscope.errors import IrscopeError
 from irscope.profiles.model import KernelProfile
@@ -406,3 +406,53 @@ def test_a_compile_only_capture_accepts_the_gpus_export(profiled, tmp_path: Path
         for (file, line), n in ((k, n) for k, n in view.items() if n and k is not None and not _library(k[0])):
             assert hot.line(line, file) is not None and hot.line(line, file).samples >= n, (file, line, hot.lines)
         assert sum(h.samples for h in hot.lines) == sum(n for k, n in view.items() if k is not None)
+
+
+def test_proton_sigmoid_goes_to_the_helper_line_that_calls_it(profiled) -> None:
+    pb = profiled.proton("jit_helper_call")
+    tree = json.loads(pb.hatchet.read_text())[0]
+    node = next(k for k in tree["children"] if k["frame"]["name"] == pb.kernel)
+    per_line = {}
+    for c in node["children"]:
+        path, rest = c["frame"]["name"].rsplit(":", 1)
+        per_line[(_base(path), int(rest.split("@", 1)[0]))] = c["metrics"]["num_samples"]
+    with irscope.open(str(pb.path)) as bundle:
+        hot = bundle.capture(pb.kernel).profile()
+        line = hot.line(29)
+        assert line.samples == per_line[("jit_helper_call.py", 29)] + per_line[("standard.py", 50)]
+        assert line.how == "call-site"
+        assert hot.line(22).samples == per_line[("jit_helper_call.py", 22)] and hot.line(22).how == "own"
+        # Proton's stall split travels along: stalled reasons plus not_stalled are the samples
+        assert sum(line.stalls.values()) == line.samples
+
+
+def test_hot_shows_the_profiled_variant_of_a_kernel_named_alone(profiled, tmp_path: Path) -> None:
+    """A profiled run profiles the variants it launched: named alone, the kernel is
+    shown by its first profiled capture, and a note says which."""
+    path = tmp_path / "mm.irscope"
+    shutil.copy(PROFILES / "matmul_autotune" / "gpu.irscope", path)
+    p = _cli("profile", "import", path, "#3", PROFILES / "matmul_autotune" / "proton.hatchet")
+    assert p.returncode == 0, p.stderr
+    p = _cli("hot", path, "matmul_kernel", "--json")
+    assert p.returncode == 0, p.stderr
+    assert "showing #3" in p.stderr and json.loads(p.stdout)["profile"]["tool"] == "proton"
+    p = _cli("hot", path, "matmul_kernel", "--variant", "0")
+    assert p.returncode != 0 and "has no profile; #3 of matmul_kernel has one" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_two_calls_of_tl_sum_each_get_their_own_reduction() -> None:
+    """Layer norm calls tl.sum on line 41 (after the mean loop) and line 49 (after the
+    variance loop, whose body ends on line 48): the SASS of each reduction is charged
+    to its own call, by the nearest instruction of either call line."""
+    with irscope.open(str(PROFILES / "layer_norm" / "gpu.irscope")) as bundle:
+        cap = bundle.capture("_layer_norm_fwd_fused")
+        lines = _capture_lines(cap)
+        loop_end = [off for off, key in lines.items() if key is not None and key[1] == 48
+                    and not _library(key[0])]
+        library = [(s.offset, c) for s, c in site_charges(cap) if s.frame is not None and _library(s.frame.file)]
+        assert library and loop_end
+        before = {c.line for off, c in library if off < min(loop_end)}
+        after = {c.line for off, c in library if off > max(loop_end)}
+        assert before == {41} and after == {49}
+        assert {c.how for _, c in library} == {"nearest"}

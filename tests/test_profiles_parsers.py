@@ -289,3 +289,20 @@ def test_ncu_other_kernels_rows_cannot_stop_an_import() -> None:
         parse_ncu_source(damaged, "sass.csv")
     (block,) = parse_ncu_source(damaged, "sass.csv", "softmax_kernel")
     assert (block.index, block.kernel, block.total_samples) == (1, "softmax_kernel", 1014)
+
+
+def test_ncu_sample_columns_of_other_versions() -> None:
+    """Without '# Samples' (older ncu), the all-samples column is read: under either of
+    its names, the same records."""
+    rows = list(csv.reader(io.StringIO(_csv("vector_add"))))
+    drop = rows[1].index("# Samples")
+    renamed = {"Warp Stall Sampling (All Samples)": "Sampling Data (All)",
+               "Warp Stall Sampling (Not-issued Samples)": "Sampling Data (Not Issued)"}
+    for names in ({}, renamed):
+        out = io.StringIO()
+        w = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        w.writerow(rows[0])
+        w.writerow([names.get(h, h) for i, h in enumerate(rows[1]) if i != drop])
+        for row in rows[2:]:
+            w.writerow([v for i, v in enumerate(row) if i != drop])
+        assert parse_ncu_source(out.getvalue()) == parse_ncu_source(_csv("vector_add"))

@@ -258,3 +258,20 @@ def test_replays_are_dealt_to_children_one_python_each():
     assert _chunks(reqs, 8) == [[0], [1], [2], [4], [3], [5]]
     assert ReplayRequest("b", 1, "ttir", (("num_stages", "2"),), "sm_80", ("tritongpu-pipeline",)).label() == \
         "from ttir, num_stages=2, target sm_80, -tritongpu-pipeline"
+
+
+@pytest.mark.slow
+def test_a_newer_triton_leaves_the_pass_out(tmp_path):
+    """Triton 3.9 also asks the stage hook for a cache key (called with no arguments)."""
+    py = VENVS / "triton-3.9" / "bin" / "python"
+    if not py.exists():
+        pytest.fail(f"{py} is missing: run scripts/setup.sh")
+    out = tmp_path / "r.irscope"
+    p = run_cli("replay", SAMPLES, "#5", "--without-pass", "tritongpu-pipeline", "--python", py, "--json",
+                "-o", out, check=True)
+    data = json.loads(p.stdout)
+    assert data["ok"] and data["dropped"] == ["tritongpu-pipeline"]
+    with irscope.open(str(out)) as rep:
+        cap = rep.capture(f"#{data['replay_id']}")
+        assert cap.triton_version.startswith("3.9") and ASYNC_COPY not in cap.stage(TTGIR).text
+        assert "tritongpu-pipeline" not in [p.row.argument for p in cap.passes(TTGIR)]

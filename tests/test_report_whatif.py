@@ -81,3 +81,62 @@ def test_no_section_without_an_ablation(ablated, tmp_path):
     bundle, _ = ablated
     page = _report(bundle, tmp_path / "report", "1")
     assert 'id="whatif"' not in page
+
+
+SAMPLES = DATA / "samples_sm90.irscope"
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    """A copy of the sample bundle holding a tune table of matmul_kernel whose rows are
+    its four captured configurations (real compiles), and one that failed."""
+    from irscope.core.experiments import TUNE
+    from irscope.core.tune_table import TuneTable, tune_row
+    from irscope.core.variant import Variant
+    from irscope.store.attachments import add_attachment
+    from irscope.store.bundle import Bundle as StoreBundle
+
+    folder = tmp_path_factory.mktemp("tune")
+    bundle = folder / "s.irscope"
+    shutil.copy(SAMPLES, bundle)
+    keys = ("BLOCK_SIZE_M", "BLOCK_SIZE_N", "num_warps")
+    with irscope.open(str(bundle)) as b:
+        caps = b.captures("matmul_kernel")
+        rows = [tune_row({k: Variant(c.variant).int_value(k) for k in keys}, c.target, c) for c in caps]
+        rows.append(tune_row({"BLOCK_SIZE_M": 512, "BLOCK_SIZE_N": HOSTILE, "num_warps": 4}, "sm_90", None,
+                             error=f"out of resources {HOSTILE}\nsecond line"))
+        grid = tuple((k, tuple(dict.fromkeys(r.config[k] for r in rows))) for k in keys)
+        table = TuneTable("matmul_kernel", caps[0].variant, caps[0].id, ".", ".", grid, ("sm_90",), tuple(rows),
+                          caps[0].triton_version)
+    store = StoreBundle.open(str(bundle), create=True)
+    try:
+        add_attachment(store, TUNE, caps[0].id, "matmul_kernel tune", table.to_json())
+    finally:
+        store.close()
+    return bundle, table
+
+
+def test_the_index_shows_the_tune_table_with_links_to_each_configuration(tuned, tmp_path):
+    bundle, table = tuned
+    out = tmp_path / "report"
+    build_report([str(bundle)], str(out), command="irscope report", pictures=False)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    section = index[index.index('<section id="whatif-tune">'):]
+    section = section[:section.index("</section>")]
+    rows = re.findall(r'<tr[^>]*data-config="([^"]*)"[^>]*>(.*?)</tr>', section)
+    assert [html.unescape(c) for c, _ in rows] == [r.label for r in table.rows]
+    for (_, cells), r in zip(rows, table.rows):
+        if r.compiled:
+            link = re.search(r'<a href="(kernel-[^"]+\.html)">', cells).group(1)
+            assert f"#{r.capture_id}</dd>" in (out / link).read_text(encoding="utf-8")  # its capture's page
+            assert f"<td>{r.figures.registers}</td>" in cells
+        else:
+            assert "<a " not in cells and "failed" in cells and "second line" not in cells
+    assert HOSTILE not in index and html.escape(HOSTILE) in index
+
+
+def test_no_tune_section_for_another_kernel(tuned, tmp_path):
+    bundle, _ = tuned
+    out = tmp_path / "report"
+    build_report([str(bundle)], str(out), command="irscope report", pictures=False, kernel="add_kernel")
+    assert 'id="whatif-tune"' not in (out / "index.html").read_text(encoding="utf-8")

@@ -8,6 +8,8 @@ update with ``pytest tests/test_tui_heat.py --snapshot-update``, then look)."""
 
 from __future__ import annotations
 
+from textual.content import Content
+
 import irscope
 from irscope.core.profile import HotProfile, profile_of
 from irscope.tui.app import make_app
@@ -17,7 +19,7 @@ from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.python_pane import PythonPane
 from irscope.tui.widgets.why_panel import WhyPanel
 
-from conftest import DATA
+from conftest import DATA, irscope as run_irscope
 from tui_support import run_async, settle
 
 SIZE = (130, 44)
@@ -149,6 +151,31 @@ async def test_h_without_a_profile_changes_nothing_and_says_why():
         await _settled(pilot)
         assert not pane.show_heat and not pane.heat_shown and pane._gutter_width == width
         assert any("no profile attached" in str(n.message) for n in app._notifications)
+
+
+HOSTILE_GPU = "[bold red]H200[/] [link=http://x]y[/link] <b>"
+
+
+@run_async
+async def test_hostile_profile_stamp_is_shown_as_text(tmp_path):
+    path = tmp_path / "hostile.irscope"
+    path.write_bytes((DATA / "profiles" / "vector_add" / "gpu.irscope").read_bytes())
+    run_irscope("profile", "import", path, "add_kernel", DATA / "profiles" / "vector_add" / "sass.csv",
+                "--gpu", HOSTILE_GPU, "--tool-version", "[i]9[/i]", check=True)
+    app = make_app(path, keymap={}, kernel="add_kernel")
+    async with app.run_test(size=SIZE) as pilot:
+        await _settled(pilot)
+        screen = app.screen
+        pane = screen.query_one("#source", PythonPane)
+        assert pane.heat_shown
+        # the frame keeps its title as markup, with the stamp's brackets escaped: drawn as typed
+        legend = Content.from_markup(str(screen.query_one("#source-pane").border_subtitle)).plain
+        assert HOSTILE_GPU in legend and "[i]9[/i]" in legend
+        pane.focus()
+        await pilot.press("w")
+        await _settled(pilot)
+        text = screen.query_one("#why", WhyPanel).text()
+        assert HOSTILE_GPU in text.plain and not any("link" in str(span.style) for span in text.spans)
 
 
 async def _hot_line_with_panel(pilot) -> None:

@@ -145,6 +145,25 @@ def test_the_table_is_attached_to_the_base_capture_and_reads_back(matmul_tune):
 
 
 @pytest.mark.slow
+def test_the_text_table_has_a_row_per_configuration(matmul_tune):
+    from rich.console import Console
+
+    from irscope.cli.tune_cmd import render
+
+    _, table, _, _ = matmul_tune
+    console = Console(record=True, width=220)
+    console.print(render(table))
+    text = console.export_text()
+    assert "matmul_kernel: 2 configuration(s) on sm_90" in text
+    lines = [ln for ln in text.splitlines() if "HGMMA.64x128x16.F32" in ln]
+    assert len(lines) == 2
+    for line, row in zip(lines, table.rows):
+        cells = line.split()
+        assert cells[:5] == [str(v) for v in row.config.values()]
+        assert str(row.figures.registers) in cells and cells[-1] == str(row.capture_id)
+
+
+@pytest.mark.slow
 def test_a_script_is_captured_first_and_a_config_that_cannot_compile_is_a_failed_row(tmp_path):
     script = tmp_path / "vector_add.py"
     shutil.copy(SAMPLES / "vector_add.py", script)

@@ -35,6 +35,7 @@ def _cap(path, kernel, **kw):
 
 def test_spec_of_matmul_keeps_the_specialisation():
     spec = spec_of(_cap(SAMPLES_SM90, "matmul_kernel", variant="0"))
+    assert not spec.launch_known and spec.grid is None  # a bundle older than launch records
     assert spec.target == "sm_90"
     assert spec.equal_to_1 == ("stride_ak", "stride_bn", "stride_cn")
     assert {"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am"} <= set(spec.divisible)
@@ -214,7 +215,8 @@ def round_trip(tmp_path_factory, helper_bundle):
     for bundle in (*ROUND_TRIP_BUNDLES, helper_bundle):
         for cap in irscope.open(str(bundle)).captures():
             spec = spec_of(cap)
-            key = (spec.source, spec.args, tuple(sorted(spec.options.items())), spec.target)
+            key = (spec.source, tuple(spec.signature.items()), tuple(spec.constexprs.items()), spec.divisible,
+                   tuple(sorted(spec.options.items())), spec.target)
             if key not in index:
                 index[key] = len(scripts)
                 path = tmp / f"r{len(scripts)}_{cap.kernel}.py"
@@ -254,3 +256,19 @@ def test_stored_helpers_suffice_when_the_script_is_gone(helper_bundle, round_tri
     spec = spec_of(cap)
     assert spec.helpers == ("_load_tile", "_gelu") and spec.notes == ()
     assert any(a.bundle.path == cap.bundle.path and a.id == cap.id for a, _ in round_trip)
+
+
+@pytest.mark.slow
+def test_the_launch_is_recorded_and_the_script_launches_it(helper_bundle):
+    """The sample launches on a (1000, 1536) fp16 x with grid cdiv(1000, 32): the
+    capture keeps that, and the reproducer allocates and launches the same."""
+    spec = spec_of(irscope.open(str(helper_bundle)).capture("bias_gelu_rowsum_kernel"))
+    assert spec.grid == (32,) and spec.launch_known
+    x = spec.arg("x_ptr")
+    assert (x.shape, x.stride, x.dtype) == ((1000, 1536), (1536, 1), "float16")
+    assert spec.arg("bias_ptr").shape == (1536,) and spec.arg("rowsum_ptr").dtype == "float32"
+    assert (spec.arg("M").value, spec.arg("N").value, spec.arg("stride_xm").value) == (1000, 1536, 1536)
+    text = repro_script(spec)
+    assert "GRID = (32,)  # as captured" in text
+    assert "'x_ptr': ((1000, 1536), (1536, 1), 'float16')," in text
+    assert "'M': 1000," in text

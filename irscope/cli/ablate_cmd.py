@@ -4,7 +4,7 @@ of its TTGIR pipeline and rank the passes by what leaving them out changes."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -62,7 +62,7 @@ def main(cap: Capture, args: Any) -> int:
     return 0
 
 
-def _delta(base: int | None, value: int | None, fmt: Any = str) -> Text:
+def _delta(base: int | None, value: int | None, fmt: Callable[[int], str] = str) -> Text:
     """``value`` with its change from ``base`` (``128 (+16)``); dim when unchanged."""
     if value is None:
         return Text("-", style="dim")
@@ -89,10 +89,14 @@ def _short_class(cls: str) -> str:
     return {ASYNC_COPY: "async", MMA: "mma"}.get(cls, cls)
 
 
+_LIMITS = {"registers": "regs", "shared": "smem"}
+
+
 def _occupancy(f: Figures | None) -> str:
+    """Resident warps per SM and what binds them: ``8 (regs)``."""
     if f is None or f.warps_per_sm is None:
         return "-"
-    return f"{f.blocks_per_sm}x = {f.warps_per_sm}w ({f.limited_by})"
+    return f"{f.warps_per_sm} ({_LIMITS.get(f.limited_by or '', f.limited_by)})"
 
 
 def _pass_cell(r: AblationRow) -> Text:
@@ -105,11 +109,9 @@ def _pass_cell(r: AblationRow) -> Text:
 def _row_cells(r: AblationRow, base: Figures) -> list[Text]:
     f = r.figures
     rank = Text(str(r.rank)) if r.rank else Text("")
-    if not r.compiled:
-        where = Text("failed", style="bold red") + Text(f" at {r.failed_at}" if r.failed_at else "")
-        return [rank, _pass_cell(r), where, *[Text("")] * 8,
-                Text(r.error or "", style="red")]
-    status = Text("no effect", style="dim") if r.no_effect else Text("ok", style="green")
+    if not r.compiled:  # where and why: below the table
+        return [rank, _pass_cell(r), Text("fails", style="bold red"), *[Text("")] * 8, Text("-", style="dim")]
+    status = Text("no effect", style="dim") if r.no_effect and r.pass_name else Text("ok", style="green")
     assert f is not None  # a compiled row has figures
     return [rank, _pass_cell(r), status,
             _delta(base.registers, f.registers), _delta(base.spills, f.spills, human_bytes),
@@ -126,10 +128,14 @@ def print_table(table: Ablation, console: Console, bundle: str, replays: str) ->
     the original's figures first, then what the columns mean."""
     t = Table(header_style="bold", title=Text(f"{table.kernel} [{table.variant}] {table.target}: "
                                               f"{len(table.rows)} passes left out one at a time"))
-    for col, just in (("#", "right"), ("pass left out", "left"), ("compiles", "left"), ("regs", "right"),
-                      ("spills", "right"), ("shared", "right"), ("occupancy", "right"), ("async", "right"),
+    widest = min(44, max((len(r.pass_name) + (len(r.stage) + 3 if r.stage != TTGIR else 0) for r in table.rows
+                         if not r.no_effect), default=18))
+    for col, just in (("#", "right"), ("pass left out", "left"), ("status", "left"), ("regs", "right"),
+                      ("spills", "right"), ("shared", "right"), ("warps/SM", "right"), ("async", "right"),
                       ("mma", "right"), ("SASS by class", "left"), ("diff", "right"), ("effect", "right")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]  # the literals are Rich's JustifyMethod
+        # Pass names fold rather than end in an ellipsis; the SASS changes give way first.
+        t.add_column(col, justify=just, overflow="fold",  # type: ignore[arg-type]  # Rich's JustifyMethod literals
+                     max_width=30 if col == "SASS by class" else None, min_width=widest if col == "pass left out" else None)
     b = table.baseline
     t.add_row(Text(""), Text("(original)", style="bold"), Text(""), Text(str(b.registers or "-")),
               Text(human_bytes(b.spills)), Text(human_bytes(b.shared)), Text(_occupancy(b)),
@@ -152,6 +158,10 @@ def print_table(table: Ablation, console: Console, bundle: str, replays: str) ->
                f"them out cannot change it; --replay-all replays them") if skipped else ""
         console.print(Text(f"no measured effect ({len(inert)}{why}): ", style="bold")
                       + Text(", ".join(r.pass_name + ("" if r.replayed else "*") for r in inert), style="dim"))
+    for r in table.failed:
+        where = f" at {r.failed_at}" if r.failed_at else ""
+        console.print(Text(f"{r.pass_name} left out: the compile fails{where}: ", style="bold red")
+                      + Text(r.error or "(no message)"))
     for note in table.notes:
         console.print(Text(f"note: {note}", style="yellow"))
     console.print(Text(f"{len(table.failed)} pass(es) the kernel cannot compile without, {len(inert)} with no "
@@ -159,7 +169,8 @@ def print_table(table: Ablation, console: Console, bundle: str, replays: str) ->
                        f"(irscope diff {bundle}:#{table.capture_id} {replays}:#ID shows one: ID is the row's "
                        f"capture_id in --json)."))
     console.print(Text("Each row: the kernel replayed from its TTIR without that pass (every run of it). async, mma: "
-                       "TTGIR asynchronous copies and tensor-core dots; SASS by class: the classes that changed "
+                       "TTGIR asynchronous copies and tensor-core dots; warps/SM: resident warps per SM and the "
+                       "limit that binds; SASS by class: the classes that changed "
                        "most; diff: TTGIR ops (LLVM IR ops for an (llir) pass, replayed from the TTGIR) the structural "
                        "diff against the original finds changed. effect: the "
                        "sum of eight terms in [0, 1] (relative change of registers, spills, shared memory, warps "

@@ -123,8 +123,8 @@ def heat_table(cmp: Comparison, limit: int = 40) -> Table | None:
                   Text(f"{100 * ln.share_before:.1f}%->{100 * ln.share_after:.1f}%", style=style),
                   Text(ops, style="yellow" if ops else ""))
     more = f"{len(h.lines) - limit} more lines (--json has all); " if len(h.lines) > limit else ""
-    t.caption = (f"{more}no line: {h.unattributed_before}->{h.unattributed_after} samples; "
-                 f"A: profile #{h.a.id} ({h.a.tool}), B: profile #{h.b.id} ({h.b.tool})")
+    t.caption = Text(f"{more}no line: {h.unattributed_before}->{h.unattributed_after} samples; "
+                     f"A: profile #{h.a.id} ({h.a.tool}), B: profile #{h.b.id} ({h.b.tool})")
     return t
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Sequence
 
-from irscope.cli.flags import add_selection, select
+from irscope.cli.flags import add_selection
 from irscope.errors import IrscopeError
 
 if TYPE_CHECKING:
@@ -37,7 +37,8 @@ def add_parser(sub) -> None:
                     "--profile), charged to the user's lines (Triton library code such as tl.sum to the line that "
                     "calls it) with their dominant stall reasons, then the top ops of one stage.")
     add_selection(p)
-    p.add_argument("--stage", choices=HOT_STAGE_CHOICES, default="sass", help="the stage whose ops to rank (default sass)")
+    p.add_argument("--stage", choices=HOT_STAGE_CHOICES, default="sass",
+                   help="the stage whose ops to rank (default sass)")
     p.add_argument("--profile", type=int, metavar="ID",
                    help="which attached profile (an id of 'irscope profile ls'; default the newest)")
     p.add_argument("--top", type=int, metavar="N",
@@ -55,11 +56,15 @@ def main(args) -> int:
     if args.top is not None and args.top < 1:
         raise IrscopeError(f"--top {args.top}: give a positive count")
     with irscope.open(args.bundle) as bundle:
-        cap = select(bundle, args)
+        cap = _pick(bundle, args)
         if args.stage not in cap.stages:
             raise IrscopeError(f"{cap.title()} has no {args.stage} stage (it has: {', '.join(cap.stages)})")
         hot = profile_of(cap, args.profile, call_sites=args.call_sites)
         if hot is None:
+            others = [f"#{c.id}" for c in bundle.captures(cap.kernel) if c is not cap and c.profiles()]
+            if others:
+                raise IrscopeError(f"{cap.title()} has no profile; {', '.join(others)} of {cap.kernel} "
+                                   f"{'has' if len(others) == 1 else 'have'} one (irscope profile ls lists them)")
             raise IrscopeError(f"{cap.title()} has no profile: attach one with 'irscope profile import "
                                f"{args.bundle} {cap.kernel} FILE' (an ncu source CSV, a .ncu-rep or a Proton "
                                f".hatchet) or capture with 'irscope run --profile' on a GPU machine")
@@ -68,6 +73,24 @@ def main(args) -> int:
             return 0
         _render(cap, hot, args.stage, args.top or _DEFAULT_TOP)
     return 0
+
+
+def _pick(bundle, args) -> "Capture":
+    """The capture ``args`` name; a kernel named alone whose first capture has no
+    profile is shown by its first capture that has one (a profiled run profiles the
+    variants it launched, not always the first). The note on stderr names the pick."""
+    import sys
+
+    from irscope.core.selection import default_pick_note
+
+    cap = bundle.capture(args.kernel, args.target, args.variant)
+    named_one = args.variant is not None or args.kernel.lstrip("#").isdigit()
+    if not named_one and not cap.profiles():
+        cap = next((c for c in bundle.captures(cap.kernel) if c.target == cap.target and c.profiles()), cap)
+    note = default_pick_note(cap, args.kernel, args.target, args.variant)
+    if note:
+        print(note, file=sys.stderr)
+    return cap
 
 
 def _share(n: float, total: int) -> str:

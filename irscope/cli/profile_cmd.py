@@ -52,7 +52,10 @@ def add_parser(sub) -> None:
     imp.add_argument("--date", metavar="DATE",
                      help="when it was profiled (default: the file's modification time, UTC)")
     imp.add_argument("--json", action="store_true", help="a JSON list of the profiles attached")
-    ls = ps.add_parser("ls", help="the profiles attached to a bundle's captures, with their stamps")
+    ls = ps.add_parser("ls", help="the profiles attached to a bundle's captures, with their stamps",
+                       description="The profiles attached to BUNDLE's captures (KERNEL by name: each of its "
+                                   "variants; by #ID or with --variant: that capture), with their stamps: tool, "
+                                   "version, GPU, date, launches, samples.")
     ls.add_argument("bundle", metavar="BUNDLE")
     ls.add_argument("kernel", metavar="KERNEL", nargs="?", help="only this kernel (or capture id like #3)")
     ls.add_argument("--target", metavar="T", help="with KERNEL: " + TARGET_HELP)
@@ -75,8 +78,9 @@ def main(args) -> int:
 
 
 def _read_profile(path: str) -> tuple[str, str, str | None, str | None]:
-    """(kind, text, gpu, tool version) of a profile file; IrscopeError for a bad one."""
-    from irscope.core.profile_import import ACCEPTED, NCU_REP, file_kind
+    """(kind of text, text, gpu, tool version) of a profile file (a report becomes its
+    source page's CSV); IrscopeError for a bad one."""
+    from irscope.core.profile_import import ACCEPTED, NCU_CSV, NCU_REP, file_kind
 
     if os.path.isdir(path):
         raise IrscopeError(f"{path} is a directory, not a profile ({ACCEPTED})")
@@ -91,7 +95,7 @@ def _read_profile(path: str) -> tuple[str, str, str | None, str | None]:
                 from irscope.capture.ncu_tool import export_report
 
                 report = export_report(path)
-                return kind, report.source_csv, report.gpu, report.tool_version
+                return NCU_CSV, report.source_csv, report.gpu, report.tool_version
             data = head + f.read()
     except FileNotFoundError:
         raise IrscopeError(f"{path}: no such file") from None
@@ -144,11 +148,18 @@ def _import(args) -> int:
 def _ls(args) -> int:
     import irscope
     from irscope.core.profile import profiles_of
+    from irscope.core.target import target_key
 
     rows = []
     with irscope.open(args.bundle) as bundle:
         if args.kernel is not None:
-            caps = [bundle.capture(args.kernel, args.target, args.variant)]
+            chosen = bundle.capture(args.kernel, args.target, args.variant)
+            caps = [chosen]
+            if args.variant is None and not args.kernel.lstrip("#").isdigit():
+                # A kernel by name: every variant's profiles (on the target, when given).
+                key = target_key(chosen.target)
+                caps = [c for c in bundle.captures(chosen.kernel)
+                        if args.target is None or target_key(c.target) == key]
         elif args.target or args.variant:
             raise IrscopeError("--target and --variant need a KERNEL")
         else:

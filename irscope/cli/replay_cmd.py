@@ -14,14 +14,17 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from irscope.cli.flags import VARIANT_HELP
 from irscope.errors import IrscopeError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
     from irscope.core.capture import Capture
-    from irscope.whatif.replay import ReplayOutcome
+    from irscope.whatif.replay import ReplayOutcome, ReplayRequest
 
 EXIT_COMPILE_FAILED = 4
 
@@ -44,7 +47,8 @@ def add_parser(sub) -> None:
     p.add_argument("--target", metavar="T", help="compile for this target instead of the captured one (sm_80...)")
     p.add_argument("--variant", metavar="V", help="the captured variant to replay: " + VARIANT_HELP)
     p.add_argument("--without-pass", dest="without", action="append", default=[], metavar="NAME",
-                   help="leave this pass out of the pipeline that runs, by its MLIR name (tritongpu-pipeline); "
+                   help="leave this pass (every run of it) out of the pipeline that runs: the TTGIR pipeline "
+                        "--from ttir, the LLVM lowering --from ttgir; by its MLIR name (tritongpu-pipeline); "
                         "repeatable; an unknown name lists the known ones")
     p.add_argument("--python", metavar="PY", help="compile with this interpreter's Triton (where it can read the IR)")
     p.add_argument("-o", "--output", metavar="OUT",
@@ -73,7 +77,7 @@ def main(args) -> int:
         req = ReplayRequest(args.bundle, cap.id, args.from_stage, sets, args.target, tuple(args.without),
                             args.python)
         check_request(req, cap)  # bad input is said before a child starts
-        title = f"#{cap.id} {cap.kernel} [{cap.variant}] {cap.target}"
+        title = f"#{cap.id} {cap.kernel} ({cap.target})"
     outcome = _run(req, output, quiet=args.quiet or args.json, title=title)
     if outcome.capture_id is None:  # nothing compiled (the IR could not be read): the line says all
         raise IrscopeError(outcome.error or "the replay captured nothing")
@@ -91,7 +95,7 @@ def main(args) -> int:
     return 0
 
 
-def _run(req, output: str, quiet: bool, title: str) -> "ReplayOutcome":
+def _run(req: "ReplayRequest", output: str, quiet: bool, title: str) -> "ReplayOutcome":
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -102,7 +106,7 @@ def _run(req, output: str, quiet: bool, title: str) -> "ReplayOutcome":
                         console=console, transient=True, disable=quiet or not console.is_terminal)
     with progress:
         progress.add_task(f"replaying {title}: {req.label()}", total=None)
-        return replay_many([req], output, command=["irscope", *sys.argv[1:]])[0]
+        return replay_many([req], output)[0]
 
 
 def _diff_command(bundle: str, cap_id: int, output: str, outcome: "ReplayOutcome") -> str | None:
@@ -148,13 +152,13 @@ def _print(outcome: "ReplayOutcome", output: str, bundle: str) -> None:
         err.print(Text(f"bundle: {output}; compare: {diff}"), highlight=False)
 
 
-def _stderr():
+def _stderr() -> "Console":
     from rich.console import Console
 
     return Console(stderr=True, soft_wrap=True)
 
 
-def _add_row(table, label: str, cap: "Capture", human_bytes) -> None:
+def _add_row(table: "Table", label: str, cap: "Capture", human_bytes: Callable[[int], str]) -> None:
     from rich.text import Text
 
     res = cap.resources

@@ -119,6 +119,10 @@ def _n(v: object) -> str:
     return "-" if v is None else str(v)
 
 
+# What binds the occupancy, as `irscope ls` says it.
+_LIMITS = {"registers": "regs", "shared": "smem", "warps": "warps", "blocks": "blocks"}
+
+
 def _marks(r: "TuneRow") -> str:
     if not r.compiled:
         return "failed" + (f" in {r.failed_at}" if r.failed_at else "")
@@ -136,17 +140,18 @@ def render(table: "TuneTable") -> "Table":
     from rich.table import Table
     from rich.text import Text
 
-    t = Table(box=box.SIMPLE_HEAD, title=Text(f"{table.kernel}: {len(table.rows)} configuration(s)"),
-              title_justify="left")
+    n = len(table.rows) // max(1, len(table.targets))
+    title = f"{table.kernel}: {n} configuration(s) on {', '.join(table.targets)}"
+    t = Table(box=box.SIMPLE_HEAD, title=Text(title), title_justify="left")
     keys = [k for k, _ in table.grid]
     for k in keys:
         t.add_column(Text(k), justify="right")
     several = len(table.targets) > 1
     if several:
         t.add_column("target")
-    for name in ("regs", "spills", "shared", "occupancy", "SASS", "mma", "gld/gst", "sld/sst", "async", "intensity"):
-        t.add_column(name, justify="right")
-    t.add_column("mma kind")
+    for name in ("regs", "spills", "shared", "warps/SM", "SASS", "mma", "gld/gst", "sld/sst", "async", "intensity"):
+        t.add_column(name, justify="right", no_wrap=True)
+    t.add_column("mma kind", no_wrap=True)
     t.add_column("marks")
     t.add_column("#", justify="right")
     for r in table.rows:
@@ -158,7 +163,8 @@ def render(table: "TuneTable") -> "Table":
             cells += [Text("-")] * 10 + [Text("-")]
         else:
             sass = f.sass_by_class or {}
-            occ = (f"{f.warps_per_sm} warps ({f.limited_by})" if f.warps_per_sm is not None else "-")
+            occ = (f"{f.warps_per_sm} {_LIMITS.get(f.limited_by or '', f.limited_by or '')}".strip()
+                   if f.warps_per_sm is not None else "-")
             cells += [Text(_n(f.registers)), Text(_n(f.spills)), Text(_kib(f.shared)), Text(occ),
                       Text(_n(f.sass_total)),
                       Text(_n(sass.get("mma") if f.sass_by_class else None)),

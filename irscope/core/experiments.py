@@ -188,14 +188,35 @@ class AblationRow:
     control's, not a replay of its own (``irscope passes --ablate --replay-all``
     replays it anyway)."""
 
-    registers = property(lambda self: self.figures.registers if self.figures else None)
-    spills = property(lambda self: self.figures.spills if self.figures else None)
-    shared = property(lambda self: self.figures.shared if self.figures else None)
-    occupancy = property(lambda self: self.figures.warps_per_sm if self.figures else None)
-    """Resident warps per SM."""
-    sass_by_class = property(lambda self: self.figures.sass_by_class if self.figures else None)
-    async_copies = property(lambda self: self.figures.async_copies if self.figures else None)
-    mma = property(lambda self: self.figures.mma if self.figures else None)
+    # The figures by name (None for a compile that failed).
+    @property
+    def registers(self) -> int | None:
+        return self.figures.registers if self.figures else None
+
+    @property
+    def spills(self) -> int | None:
+        return self.figures.spills if self.figures else None
+
+    @property
+    def shared(self) -> int | None:
+        return self.figures.shared if self.figures else None
+
+    @property
+    def occupancy(self) -> int | None:
+        """Resident warps per SM."""
+        return self.figures.warps_per_sm if self.figures else None
+
+    @property
+    def sass_by_class(self) -> dict[str, int] | None:
+        return self.figures.sass_by_class if self.figures else None
+
+    @property
+    def async_copies(self) -> int | None:
+        return self.figures.async_copies if self.figures else None
+
+    @property
+    def mma(self) -> int | None:
+        return self.figures.mma if self.figures else None
 
     @property
     def no_effect(self) -> bool:
@@ -207,8 +228,8 @@ class AblationRow:
         the pass, its rank and effect (``null`` for a failed compile's infinite effect)."""
         figures = (self.figures or _NO_FIGURES).to_json()
         return {"pass": self.pass_name, "stage": self.stage, "rank": self.rank, "replayed": self.replayed,
-                "compiled": self.compiled,
-                "failed_at": self.failed_at, "error": self.error, "capture_id": self.capture_id,
+                "compiled": self.compiled, "failed_at": self.failed_at, "error": self.error,
+                "capture_id": self.capture_id,
                 **figures, "diff_size": self.diff_size,
                 "effect": None if math.isinf(self.effect) else self.effect}
 

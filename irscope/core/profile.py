@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from irscope.compiler.stages import LLIR, PTX, SASS, TTGIR
-from irscope.core.profile_charge import (OWN, Bucket, Charge, Charged, Files, SassSite, StageOp, base_name,
-                                         call_maps, charge_ncu, charge_proton, charge_sites, site_key,
-                                         spread_to_ops, user_frames)
+from irscope.core.profile_charge import (OWN, Bucket, CallMaps, Charge, Charged, Files, SassSite, StageOp, base_name,
+                                         call_maps, charge_ncu, charge_proton, charge_sites, is_library_file,
+                                         site_key, spread_to_ops, user_frames)
 from irscope.errors import IrscopeError
+from irscope.ir.python_lines import same_file
 from irscope.profiles.model import KernelProfile
 from irscope.store.attachments import add_attachment, attachments
 from irscope.store.bundle import Bundle as StoreBundle
@@ -154,8 +155,6 @@ class HotProfile:
     def line(self, line: int, file: str | None = None) -> LineHeat | None:
         """The heat of one user line (of ``file``, matched by path suffix; any file when
         None), or None when it has no samples."""
-        from irscope.ir.python_lines import same_file
-
         for h in self.lines:
             if h.line == line and (file is None or same_file(h.file, file)):
                 return h
@@ -163,8 +162,6 @@ class HotProfile:
 
     def line_samples(self, file: str | None = None) -> dict[int, int]:
         """Line -> samples, of ``file`` (by path suffix) or of every file."""
-        from irscope.ir.python_lines import same_file
-
         out: dict[int, int] = {}
         for h in self.lines:
             if file is None or same_file(h.file, file):
@@ -221,8 +218,12 @@ def sass_sites(cap: "Capture") -> tuple[SassSite, ...]:
     """The capture's SASS instructions in offset order, each with its innermost frame."""
     if SASS not in cap.stages:
         raise IrscopeError(f"{cap.title()} has no SASS: a profile needs a capture for an NVIDIA target")
+    module = cap.stage(SASS).module
+    # A profile's offsets are the kernel function's (a noinline helper is another
+    # function, its offsets counted from its own entry).
+    fn = next((f for f in module.functions if f.name == cap.kernel), None)
     sites = []
-    for op in cap.iter_ops(SASS):
+    for op in (fn.ops() if fn is not None else module.ops()):
         off = getattr(op, "offset", None)
         if off is None:
             continue
@@ -232,9 +233,8 @@ def sass_sites(cap: "Capture") -> tuple[SassSite, ...]:
 
 
 def _files(cap: "Capture", sites: tuple[SassSite, ...]) -> Files:
-    names = {cap.file} if cap.file else set()
-    names |= {s.frame.file for s in sites if s.frame is not None and s.frame.line}
-    return Files(n for n in names if n)
+    names = {s.frame.file for s in sites if s.frame is not None and s.frame.line and not is_library_file(s.frame.file)}
+    return Files((n for n in names if n), cap.file)
 
 
 def _stage_ops(cap: "Capture", stage: str, files: Files) -> tuple[StageOp, ...]:
@@ -279,15 +279,42 @@ class StageLayer:
         return tuple(OpHeat(stage, o.stage_line, o.text, o.samples) for o in shares), unplaced
 
 
+@dataclass(frozen=True)
+class _Static:
+    """What charging reads from a capture, whatever the profile (built once per capture)."""
+
+    sites: tuple[SassSite, ...]
+    files: Files
+    maps: CallMaps
+    own: tuple[Charge | None, ...]
+    moved: tuple[Charge | None, ...]
+
+
+def _static(cap: "Capture") -> _Static:
+    def build() -> _Static:
+        sites = sass_sites(cap)
+        files = _files(cap, sites)
+        locations = [op.location for st in _CHAIN_STAGES if _parsed(cap, st) for op in cap.iter_ops(st)]
+        maps = call_maps(locations, files)
+        return _Static(sites, files, maps, charge_sites(sites, maps, files, call_sites=False),
+                       charge_sites(sites, maps, files, call_sites=True))
+    return cap._memo("profile_static", build)
+
+
+def site_charges(cap: "Capture", call_sites: bool = False) -> tuple[tuple[SassSite, Charge | None], ...]:
+    """Each SASS instruction of ``cap`` (offset order) with the user line its samples
+    are charged to (None: unattributed), by the rules of :mod:`irscope.core.profile_charge`;
+    a fact of the capture alone, whatever the profile."""
+    st = _static(cap)
+    return tuple(zip(st.sites, st.moved if call_sites else st.own))
+
+
 def charge(cap: "Capture", profile: KernelProfile, call_sites: bool = False) -> tuple[Charged, StageLayer]:
     """Charge ``profile`` to ``cap``: its lines (own or ``call_sites`` mode), and the
     layer that lays it over each stage's ops."""
-    sites = sass_sites(cap)
-    files = _files(cap, sites)
-    locations = [op.location for st in _CHAIN_STAGES if _parsed(cap, st) for op in cap.iter_ops(st)]
-    maps = call_maps(locations, files)
-    own = charge_sites(sites, maps, files, call_sites=False)
-    mode = charge_sites(sites, maps, files, call_sites=True) if call_sites else own
+    st = _static(cap)
+    sites, files, maps, own = st.sites, st.files, st.maps, st.own
+    mode = st.moved if call_sites else own
 
     def run(charges: tuple[Charge | None, ...], moved: bool) -> Charged:
         if profile.tool == "ncu":
@@ -340,5 +367,6 @@ def profile_of(cap: "Capture", which: int | None = None, call_sites: bool = Fals
     return cap._memo(key, lambda: hot_profile(cap, stamp, prof, call_sites))
 
 
-__all__ = ["PROFILE_KIND", "HOT_STAGES", "ProfileStamp", "LineHeat", "OpHeat", "HotProfile", "OWN",
-           "profiles_of", "profile_of", "attach_profile", "charge", "line_texts", "StageLayer", "hot_profile", "sass_sites"]
+__all__ = ["PROFILE_KIND", "HOT_STAGES", "ProfileStamp", "LineHeat", "OpHeat", "HotProfile", "OWN", "StageLayer",
+           "profiles_of", "profile_of", "attach_profile", "charge", "hot_profile", "line_texts", "sass_sites",
+           "site_charges"]

@@ -13,8 +13,8 @@ The rules (``docs/profiles.md`` says them for users):
   2. innermost line in Triton's library (``tl.sum``, ``tl.max``...) -> the user call
      sites of that library line, read from the LLIR/TTGIR location chains: one call
      site -> it (:data:`CALL_SITE`); several -> the one of the nearest instruction
-     (scanning back, then forward) charged to one of them (:data:`NEAREST`); none ->
-     the nearest user-charged instruction (:data:`NEAREST`);
+     (fewest instructions away, the one before on a tie) charged to one of them
+     (:data:`NEAREST`); none -> the nearest user-charged instruction (:data:`NEAREST`);
   3. no line -> unattributed.
 
   With ``call_sites``, a line of a user ``@triton.jit`` helper moves on to the kernel
@@ -151,8 +151,10 @@ class Files:
     """Names files the capture's way: a profile or chain path that names a user file of
     the capture (by path suffix) becomes the capture's spelling."""
 
-    def __init__(self, user_files: Iterable[str]):
-        self.known = sorted(set(user_files), key=len, reverse=True)
+    def __init__(self, user_files: Iterable[str], preferred: str | None = None):
+        # The kernel's file as the capture names it comes first: a chain or marker that
+        # spells it another way (absolute, relative) takes the capture's spelling.
+        self.known = ([preferred] if preferred else []) + sorted(set(user_files) - {preferred}, key=len, reverse=True)
         self._memo: dict[str, str] = {}
 
     def canon(self, path: str) -> str:
@@ -205,17 +207,22 @@ def call_maps(locations: Iterable[Location], files: Files) -> CallMaps:
 
 
 def _nearest(own: Sequence[UserLine | None], i: int, wanted: frozenset[UserLine] | None) -> UserLine | None:
-    """The user line of the nearest own-charged site to ``i`` in ``wanted`` (any, when
-    None): scanning back first, then forward."""
+    """The user line of the own-charged site nearest to ``i`` (fewest instructions away;
+    the one before on a tie) whose line is in ``wanted`` (any, when None)."""
+    back = fwd = None
     for j in range(i - 1, -1, -1):
         u = own[j]
         if u is not None and (wanted is None or u in wanted):
-            return u
+            back = j
+            break
     for j in range(i + 1, len(own)):
         u = own[j]
         if u is not None and (wanted is None or u in wanted):
-            return u
-    return None
+            fwd = j
+            break
+    if back is not None and (fwd is None or i - back <= fwd - i):
+        return own[back]
+    return own[fwd] if fwd is not None else None
 
 
 def site_key(site: SassSite) -> LibLine | None:
@@ -227,49 +234,62 @@ def site_key(site: SassSite) -> LibLine | None:
 def charge_sites(sites: Sequence[SassSite], maps: CallMaps, files: Files,
                  call_sites: bool = False) -> tuple[Charge | None, ...]:
     """The user line each SASS site is charged to (None: unattributed), by the rules of
-    the module docstring; ``sites`` in offset order."""
-    own: list[UserLine | None] = []
-    for s in sites:
-        f = s.frame
-        own.append((files.canon(f.file), f.line) if f is not None and f.line and not is_library_file(f.file)
-                   else None)
+    the module docstring; ``sites`` in offset order.
+
+    Each step charges the sure sites first (a user line, a single call site); an
+    ambiguous one then takes the line of the nearest sure site charged to one of its
+    candidates, so a reduction inlined at two calls, or a helper inlined twice, follows
+    the instructions around it that only one call can own."""
     out: list[Charge | None] = []
+    pending: list[tuple[int, frozenset[UserLine]]] = []
     for i, s in enumerate(sites):
-        u = own[i]
-        if u is not None:
-            out.append(Charge(u[0], u[1], OWN))
-            continue
+        f = s.frame
         key = site_key(s)
-        if key is None:
+        if f is None or key is None:
             out.append(None)
-            continue
-        cands = maps.library.get(key, frozenset())
-        if len(cands) == 1:
-            c = next(iter(cands))
-            out.append(Charge(c[0], c[1], CALL_SITE))
-            continue
-        got = _nearest(own, i, cands) if cands else None
-        if got is None and cands:
-            got = min(cands)  # no instruction of any call site: the first one, deterministic
-        if got is None:
-            got = _nearest(own, i, None)
-        out.append(Charge(got[0], got[1], NEAREST) if got is not None else None)
+        elif not is_library_file(f.file):
+            out.append(Charge(files.canon(f.file), f.line, OWN))
+        else:
+            cands = maps.library.get(key, frozenset())
+            if len(cands) == 1:
+                (site,) = cands
+                out.append(Charge(site[0], site[1], CALL_SITE))
+            else:
+                out.append(None)
+                pending.append((i, cands))
+    _resolve(out, pending, NEAREST)
     if call_sites:
-        out = [_to_call_site(c, i, own, maps) for i, c in enumerate(out)]
+        moved: list[Charge | None] = []
+        pending = []
+        for i, c in enumerate(out):
+            cands = maps.helper.get((c.file, c.line), frozenset()) if c is not None else frozenset()
+            if c is None or not cands:
+                moved.append(c)
+            elif len(cands) == 1:
+                (u,) = cands
+                moved.append(Charge(u[0], u[1], weakest(c.how, CALL_SITE)))
+            else:
+                moved.append(None)
+                pending.append((i, cands))
+        _resolve(moved, pending, NEAREST, weaker_than=out)
+        out = moved
     return tuple(out)
 
 
-def _to_call_site(c: Charge | None, i: int, own: Sequence[UserLine | None], maps: CallMaps) -> Charge | None:
-    if c is None:
-        return None
-    cands = maps.helper.get((c.file, c.line))
-    if not cands:
-        return c
-    if len(cands) == 1:
-        f, ln = next(iter(cands))
-        return Charge(f, ln, weakest(c.how, CALL_SITE))
-    got = _nearest(own, i, cands) or min(cands)
-    return Charge(got[0], got[1], weakest(c.how, NEAREST))
+def _resolve(out: list[Charge | None], pending: Sequence[tuple[int, frozenset[UserLine]]], how: str,
+             weaker_than: Sequence[Charge | None] | None = None) -> None:
+    """Charge each pending site of ``out`` (in place) to the line of the nearest sure
+    site charged to one of its candidates; with no candidates, or none charged
+    anywhere, to the nearest sure site's line (no candidates) or the first candidate."""
+    sure: list[UserLine | None] = [(c.file, c.line) if c is not None else None for c in out]
+    for i, cands in pending:
+        got = _nearest(sure, i, cands or None)
+        if got is None and cands:
+            got = min(cands)  # no instruction of any call site: the first one, deterministic
+        if got is None:
+            continue
+        before = weaker_than[i] if weaker_than is not None else None
+        out[i] = Charge(got[0], got[1], weakest(before.how, how) if before is not None else how)
 
 
 # -- the profile's samples ---------------------------------------------------------

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from irscope.compiler.stages import SASS
+from irscope.core.profile import attach_profile
 from irscope.core.target import target_key
 from irscope.errors import IrscopeError
-from irscope.profiles.model import KernelProfile
+from irscope.profiles.model import KernelProfile, SampledLine
 from irscope.profiles.ncu_source import NcuBlock, looks_like_ncu_source, merge_blocks, parse_ncu_source
 from irscope.profiles.proton_hatchet import kernel_profile, looks_like_hatchet, parse_proton_hatchet
 from irscope.profiles.sass_match import CaptureSass, capture_sass, sass_mismatch
@@ -92,22 +93,56 @@ def plan_import(bundle: "Bundle", kernel: str, target: str | None, variant: str 
     would attach; :class:`IrscopeError` (one line) when none can be."""
     caps = candidates(bundle, kernel, target, variant)
     if kind == HATCHET:
-        return [_plan_proton(caps[0], text, source, stamps)]
+        return [_plan_proton(caps[0], bundle.captures(caps[0].kernel), text, source, stamps)]
     if kind == NCU_CSV:
         return _plan_ncu(caps, text, source, stamps)
     raise IrscopeError(f"{source}: not a profile ({ACCEPTED})")
 
 
-def _plan_proton(cap: "Capture", text: str, source: str, stamps: Stamps) -> PlannedImport:
+def _plan_proton(cap: "Capture", same_name: list["Capture"], text: str, source: str,
+                 stamps: Stamps) -> PlannedImport:
     tree = parse_proton_hatchet(text, source)
     pk = tree.kernels.get(cap.kernel)
     if pk is None:
         names = sorted(k for k, v in tree.kernels.items() if v.lines)
         raise IrscopeError(f"{source}: no samples of kernel {cap.kernel!r} in it (kernels with line info: "
                            f"{', '.join(names) or 'none'})")
+    notes = stamps.notes + _proton_line_check(pk.lines, same_name, source)
     profile = kernel_profile(pk, source=source, tool_version=stamps.tool_version, gpu=stamps.gpu or tree.device,
-                             date=stamps.date, notes=stamps.notes)
+                             date=stamps.date, notes=notes)
     return PlannedImport(cap.id, cap.title(), profile)
+
+
+def _proton_line_check(lines: tuple[SampledLine, ...], same_name: list["Capture"], source: str) -> tuple[str, ...]:
+    """Proton has no PCs to check, but its lines come from the same line table as the
+    SASS's ``//##`` markers: every sampled (file, line) should be one the SASS of some
+    capture of the kernel names. None of them: another script's profile (refused).
+    Some: a changed script or a variant not captured (a note)."""
+    sites: set[tuple[str, int]] = set()
+    for c in same_name:
+        if SASS in c.stages:
+            for op in c.stage(SASS).module.all_ops:
+                fr = op.location.frame
+                if fr is not None and fr.line:
+                    sites.add((_base(fr.file), fr.line))
+    if not sites or not lines:
+        return ()
+    stray = [ln for ln in lines if (_base(ln.file), ln.line) not in sites]
+    if not stray:
+        return ()
+    first = f"{_base(stray[0].file)}:{stray[0].line}"
+    if len(stray) == len(lines):
+        raise IrscopeError(f"{source}: none of the {len(lines)} lines Proton sampled for {same_name[0].kernel} "
+                           f"(e.g. {first}) is a line of its captured SASS (a profile of another version of the "
+                           "script?); nothing attached")
+    samples = sum(ln.samples for ln in stray)
+    return (f"{samples} samples on {len(stray)} line(s) no captured SASS of {same_name[0].kernel} has (e.g. "
+            f"{first}): the script changed since the capture, or they ran a variant not captured",)
+
+
+def _base(path: str) -> str:
+    """A file's base name: the profiler names files by the GPU machine's paths."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _plan_ncu(caps: list["Capture"], text: str, source: str, stamps: Stamps) -> list[PlannedImport]:
@@ -156,6 +191,4 @@ def _plan_ncu(caps: list["Capture"], text: str, source: str, stamps: Stamps) -> 
 
 def import_planned(bundle_path: str, planned: list[PlannedImport]) -> list[int]:
     """Attach each planned profile; their new ids, in order."""
-    from irscope.core.profile import attach_profile
-
     return [attach_profile(bundle_path, p.capture_id, p.profile) for p in planned]

@@ -33,8 +33,9 @@ STALL_COLUMNS: dict[str, str] = {
 }
 _ADDRESS = "Address"
 _SOURCE = "Source"
-_SAMPLES = ("# Samples", "Warp Stall Sampling (All Samples)")
-_NOT_ISSUED = "Warp Stall Sampling (Not-issued Samples)"
+# Column names of the same figures across ncu versions (the first one found is used).
+_SAMPLES = ("# Samples", "Warp Stall Sampling (All Samples)", "Sampling Data (All)")
+_NOT_ISSUED = ("Warp Stall Sampling (Not-issued Samples)", "Sampling Data (Not Issued)")
 _EXECUTED = "Instructions Executed"
 
 
@@ -125,7 +126,8 @@ def _block(index: int, kernel: str, header: list[str], rows: list[list[str]], li
         raise IrscopeError(f"{name}: the block of {kernel or 'a kernel'} (row {lineno}) has no 'Source' or "
                            "'# Samples' column: export the source page with SASS (--print-source sass)")
     src, addr_col = col[_SOURCE], col[_ADDRESS]
-    not_issued_col, executed_col = col.get(_NOT_ISSUED), col.get(_EXECUTED)
+    not_issued_col = next((col[c] for c in _NOT_ISSUED if c in col), None)
+    executed_col = col.get(_EXECUTED)
     stall_cols = [(col[c], reason) for c, reason in STALL_COLUMNS.items() if c in col]
     out: list[SampledInstruction] = []
     base: int | None = None

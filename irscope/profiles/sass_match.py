@@ -117,10 +117,10 @@ def sass_mismatch(kernel: str, profile: Sequence[SampledInstruction], capture: C
     for ins in theirs:
         mine = ours.get(ins.offset)
         if mine is None:
-            return (f"{kernel}: at offset 0x{ins.offset:04x} the profile has `{_plain(ins)}`, the capture "
+            return (f"{kernel}: at offset 0x{ins.offset:04x} the profile has `{ins.text()}`, the capture "
                     f"has no instruction (its SASS ends at 0x{capture.size:04x})")
         if _profile_key(ins, base_address, capture.size) != _capture_key(mine, capture.labels, base_address is None):
-            return (f"{kernel}: SASS differs at offset 0x{ins.offset:04x}: profile `{_plain(ins)}`, "
+            return (f"{kernel}: SASS differs at offset 0x{ins.offset:04x}: profile `{ins.text()}`, "
                     f"capture `{mine.text()}`")
     if len(theirs) < len(capture.instructions):
         seen = {i.offset for i in theirs}
@@ -133,10 +133,6 @@ def sass_mismatch(kernel: str, profile: Sequence[SampledInstruction], capture: C
 def _clean(operand: str) -> str:
     """An operand without ``.reuse`` flags or surrounding space."""
     return operand.replace(".reuse", "").strip()
-
-
-def _plain(ins: SassInstr) -> str:
-    return ins.text()
 
 
 def _capture_key(ins: SassInstr, labels: dict[str, int], masked: bool) -> tuple[object, ...]:

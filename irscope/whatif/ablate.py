@@ -3,16 +3,19 @@
 The kernel is replayed from its captured TTIR once per pass of its TTGIR pipeline
 that can be left out, each time without that pass, plus one control replay that
 leaves nothing out; an extra pass asked for from the LLVM lowering is left out of a
-replay from the captured TTGIR. Every replay is an ordinary
-capture in a side bundle; the table compares each with the original compile
-(:mod:`irscope.core.experiments`: figures, effect score, ranking) and is attached to
-the original capture (attachment kind ``ablation``), where ``irscope report`` and the
-core's :func:`irscope.core.experiments.ablation_of` find it.
+replay from the captured TTGIR. A pass that left the IR unchanged in the original
+compile needs no replay: its row is the control's (:func:`unchanged_passes`).
+Every replay is an ordinary capture in a side bundle; the table compares each with
+the original compile (:mod:`irscope.core.experiments`: figures, effect score,
+ranking) and is attached to the original capture (attachment kind ``ablation``),
+where ``irscope report`` and the core's
+:func:`irscope.core.experiments.ablation_of` find it.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from dataclasses import replace
 from typing import Callable
 
@@ -81,7 +84,9 @@ def unchanged_passes(cap: Capture, stage: str = TTGIR) -> frozenset[str]:
     """The passes of ``cap``'s ``stage`` pipeline that left the IR byte for byte
     unchanged at every run (their snapshots before and after are equal). MLIR passes
     are functions of the IR they get, so leaving one of these out hands every later
-    pass the same IR: the compile cannot change."""
+    pass the same IR: the compile cannot change. A pass whose other side is not
+    known is not among them (it is replayed): a doubt costs a compile, never a
+    wrong row."""
     runs: dict[str, bool] = {}
     for p in cap.passes(stage):
         arg = p.row.argument
@@ -129,7 +134,13 @@ def ablate(bundle_path: str, cap: Capture, extra_without: tuple[str, ...] = (), 
     outcomes = replay_many(requests, out, jobs=jobs, on_progress=progress)
     table = ablation_table(cap, outcomes, out, bundle_path, inferred)
     if save:
-        save_ablation(bundle_path, table)
+        try:
+            save_ablation(bundle_path, table)
+        except (sqlite3.Error, OSError, IrscopeError) as exc:
+            # The replays are done and kept: say the table could not be attached
+            # rather than lose it (a read-only bundle, a full disk).
+            why = " ".join(str(exc).split())
+            table = replace(table, notes=(*table.notes, f"not attached to {bundle_path}: {why}"))
     return table
 
 

@@ -288,7 +288,8 @@ def replay_many(requests: list[ReplayRequest], out_path: str, jobs: int = 1,
     (each imports Triton once and compiles its share in turn); a replay that fails
     to compile is a failed capture and a failed outcome, never an exception. A
     Triton that cannot do what is asked at all (no stage hook for ``without``, no
-    Triton in ``python``) raises IrscopeError."""
+    Triton in ``python``) raises IrscopeError. ``command`` is the command line the
+    bundle's run records (default: this process's ``irscope`` arguments)."""
     import irscope
     from irscope.core.bundle import Bundle as CoreBundle
 
@@ -319,7 +320,8 @@ def replay_many(requests: list[ReplayRequest], out_path: str, jobs: int = 1,
                 fh.write(f"\n// irscope replay {i}: {req.label()}\n")
             job_specs.append(_job(req, cap, i, ir_path))
         chunks = _chunks(requests, max(1, jobs))
-        runner = _Runner(requests, origs, job_specs, out_path, tmp, on_progress, command or list(sys.argv))
+        argv = command or ["irscope", *sys.argv[1:]]
+        runner = _Runner(requests, origs, job_specs, out_path, tmp, on_progress, argv)
         return runner.run(chunks)
     finally:
         for view in views.values():

@@ -43,7 +43,9 @@ def _literal(value: Any) -> str:
         return repr(value)
     if isinstance(value, (list, tuple)):
         inner = ", ".join(_literal(v) for v in value)
-        return f"({inner},)" if isinstance(value, tuple) or len(value) == 1 else f"[{inner}]"
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
     raise IrscopeError(f"cannot write the captured value {value!r} into a script")

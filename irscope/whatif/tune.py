@@ -172,9 +172,10 @@ def _attrs(cap: "Capture", spec: CompileSpec) -> dict[str, list[list[Any]]]:
 
 
 def _child_spec(spec: CompileSpec, attrs: dict[str, list[list[Any]]], file: str,
-                jobs: list[dict[str, Value]]) -> dict[str, Any]:
-    """The JSON the grid child reads: the captured compile, and one override set per job."""
-    return {"file": file, "kernel": spec.kernel, "signature": spec.signature, "constexprs": spec.constexprs,
+                jobs: list[dict[str, Value]], report: str | None = None) -> dict[str, Any]:
+    """The JSON the grid child reads: the captured compile, and one override set per
+    job; ``report``: where it writes what it found of the kernel (its heuristics)."""
+    return {"file": file, "report": report, "kernel": spec.kernel, "signature": spec.signature, "constexprs": spec.constexprs,
             "attrs": attrs, "options": dict(spec.options),
             "jobs": [{"label": config_label(c),
                       "constexprs": {k: v for k, v in c.items() if k not in TUNABLE_OPTIONS},
@@ -221,75 +222,115 @@ def compile_grid(cap: "Capture", spec: CompileSpec, configs: list[dict[str, Valu
                  command: list[str] | None = None,
                  own_file: bool = True) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], str], list[str]]:
     """Compile every configuration on every target into ``out_path`` (from the kernel's
-    own file unless ``own_file`` is False: :func:`kernel_file`).
+    own file unless ``own_file`` is False: :func:`kernel_file`). A child that dies in a
+    compile (an LLVM abort) leaves that compile as a failed capture; the configurations
+    it had not reached go to a new child.
 
     Returns ({(target, label): capture id in out_path}, {(target, label): why its child
     made no capture of it}, notes)."""
-    total = len(configs) * len(targets)
-    found: dict[tuple[str, str], int] = {}
-    problems: dict[tuple[str, str], str] = {}
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="irscope-tune-") as tmp:
         file, note = kernel_file(cap, spec, tmp, own_file)
         if note:
             notes.append(note)
-        shares = _shares(configs, targets, max(1, jobs))
-        attrs = _attrs(cap, spec)
-        # (child, a capture | the child's outcome | an error to re-raise | None: the child is done)
-        inbox: queue.Queue[tuple[int, CapturedKernel | TargetOutcome | BaseException | None]] = queue.Queue()
-        requests: list[CaptureRequest] = []
-        for i, share in enumerate(shares):
-            path = os.path.join(tmp, f"share{i}.json")
-            with open(path, "w") as fh:
-                json.dump(_child_spec(spec, attrs, file, list(share.configs)), fh)
-            requests.append(CaptureRequest(GRID_CHILD, [path], None, [share.target]))
+        grid = _Round(spec, _attrs(cap, spec), file, tmp, len(configs) * len(targets), on_progress,
+                      command or ["irscope", "tune"])
         bundle = StoreBundle.open(out_path, create=True)
         try:
-            runs = [bundle.begin_run(run_info(req, command or ["irscope", "tune"])) for req in requests]
-
-            def work(i: int) -> None:
-                try:
-                    outcomes = run_capture(requests[i], lambda k: inbox.put((i, k)))
-                    for o in outcomes:
-                        inbox.put((i, o))
-                except BaseException as exc:  # handed to the main thread, which re-raises it
-                    inbox.put((i, exc))
-                inbox.put((i, None))
-
-            threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(len(requests))]
-            for t in threads:
-                t.start()
-            running, done = len(threads), 0
-            stored = [0] * len(threads)
-            while running:
-                i, item = inbox.get()
-                if item is None:
-                    running -= 1
-                elif isinstance(item, BaseException):
-                    raise item
-                elif isinstance(item, TargetOutcome):
-                    problem = problem_of(item)
-                    if not stored[i] and problem:
-                        bundle.discard_run(runs[i])  # it compiled nothing: its rows say why
-                    else:
-                        bundle.finish_run(runs[i], complete=not item.interrupted, status=_status(item),
-                                          error=problem, mode="compile-only", targets=[shares[i].target])
-                    for c in shares[i].configs:
-                        key = (shares[i].target, config_label(c))
-                        if problem and key not in found:
-                            problems[key] = problem
-                else:
-                    stored[i] += 1
-                    cid = bundle.add_capture(runs[i], item)
-                    label = next((config_label(c) for c in shares[i].configs if _matches(item, spec.kernel, c)), None)
-                    if label is not None:
-                        found[(shares[i].target, label)] = cid
-                    done += 1
-                    if on_progress is not None:
-                        on_progress(done, total, f"{label or item.variant} {item.target}")
+            pending = _shares(configs, targets, max(1, jobs))
+            while pending:
+                pending = grid.run(bundle, pending)
         finally:
             bundle.close()
-    return found, problems, notes
+        fixed = [n for n in grid.heuristics() if n not in (configs[0] if configs else {})]
+        if fixed:
+            notes.append(f"the kernel's @triton.heuristics set {', '.join(fixed)} from its launch arguments: every "
+                         f"configuration keeps the captured value")
+    return grid.found, grid.problems, notes
+
+
+class _Round:
+    """Runs shares of a grid in children at once, storing each capture as it comes."""
+
+    def __init__(self, spec: CompileSpec, attrs: dict[str, list[list[Any]]], file: str, tmp: str, total: int,
+                 on_progress: Progress | None, command: list[str]):
+        self.spec, self.attrs, self.file, self.tmp = spec, attrs, file, tmp
+        self.total, self.on_progress, self.command = total, on_progress, command
+        self.found: dict[tuple[str, str], int] = {}
+        self.problems: dict[tuple[str, str], str] = {}
+        self.done = 0
+        self.children = 0
+        self.report = os.path.join(tmp, "kernel.json")
+
+    def heuristics(self) -> list[str]:
+        """The constexprs the kernel's ``@triton.heuristics`` set, as a child found them."""
+        try:
+            with open(self.report) as fh:
+                names = json.load(fh).get("heuristics") or []
+        except (OSError, ValueError):
+            return []
+        return [str(n) for n in names]
+
+    def run(self, bundle: StoreBundle, shares: list[_Share]) -> list[_Share]:
+        """Run ``shares`` to their ends; the shares still to do: the configurations a
+        child that died after storing a capture had not reached."""
+        requests: list[CaptureRequest] = []
+        for share in shares:
+            self.children += 1
+            path = os.path.join(self.tmp, f"share{self.children}.json")
+            with open(path, "w") as fh:
+                json.dump(_child_spec(self.spec, self.attrs, self.file, list(share.configs), self.report), fh)
+            requests.append(CaptureRequest(GRID_CHILD, [path], None, [share.target]))
+        runs = [bundle.begin_run(run_info(req, self.command)) for req in requests]
+        # (child, a capture | the child's outcome | an error to re-raise | None: the child is done)
+        inbox: queue.Queue[tuple[int, CapturedKernel | TargetOutcome | Exception | None]] = queue.Queue()
+
+        def work(i: int) -> None:
+            try:
+                outcomes = run_capture(requests[i], lambda k: inbox.put((i, k)))
+                for o in outcomes:
+                    inbox.put((i, o))
+            except (IrscopeError, OSError) as exc:  # the main thread re-raises it
+                inbox.put((i, exc))
+            finally:
+                inbox.put((i, None))  # whatever happened: the main thread stops waiting for this child
+
+        threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(len(requests))]
+        for t in threads:
+            t.start()
+        running = len(threads)
+        stored = [0] * len(threads)
+        again: list[_Share] = []
+        while running:
+            i, item = inbox.get()
+            share = shares[i]
+            if item is None:
+                running -= 1
+            elif isinstance(item, Exception):
+                raise item
+            elif isinstance(item, TargetOutcome):
+                problem = problem_of(item)
+                if not stored[i] and problem:
+                    bundle.discard_run(runs[i])  # it compiled nothing: its rows say why
+                else:
+                    bundle.finish_run(runs[i], complete=not item.interrupted, status=_status(item),
+                                      error=problem, mode="compile-only", targets=[share.target])
+                missing = tuple(c for c in share.configs if (share.target, config_label(c)) not in self.found)
+                for c in missing:
+                    if problem:
+                        self.problems[(share.target, config_label(c))] = problem
+                if missing and stored[i] and item.signal is not None and not item.interrupted:
+                    again.append(_Share(share.target, missing))
+            else:
+                stored[i] += 1
+                cid = bundle.add_capture(runs[i], item)
+                label = next((config_label(c) for c in share.configs if _matches(item, self.spec.kernel, c)), None)
+                if label is not None:
+                    self.found[(share.target, label)] = cid
+                self.done += 1
+                if self.on_progress is not None:
+                    self.on_progress(self.done, self.total, f"{label or item.variant} {item.target}")
+        return again
 
 
 def problem_of(outcome: TargetOutcome) -> str | None:
@@ -335,7 +376,8 @@ def tune(bundle_path: str, cap: "Capture", grid: Grid, targets: tuple[str, ...] 
         found, problems, notes = compile_grid(cap, spec, configs, targets, out, jobs, on_progress, command,
                                               own_file=False)
         notes.append(f"loading {cap.file} on its own failed: {first}")
-    notes = [*spec.notes, *notes]
+    if any(n.startswith("compiled from the source the bundle holds") for n in notes):
+        notes = [*spec.notes, *notes]  # what the rebuilt module could not define
     same_bundle = os.path.abspath(out) == os.path.abspath(bundle_path)
     with irscope.open(out) as view:
         versions = {c.triton_version for c in view.captures() if c.id in set(found.values())}

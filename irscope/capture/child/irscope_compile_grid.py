@@ -32,17 +32,22 @@ def _constexpr(value):
 
 
 def _jit_function(fn):
-    """The ``JITFunction`` under an ``@triton.autotune`` / ``@triton.heuristics``
-    wrapper (those have ``arg_names`` too, and hold the function in ``.fn``)."""
+    """(the ``JITFunction`` under an ``@triton.autotune`` / ``@triton.heuristics``
+    wrapper (those have ``arg_names`` too, and hold the function in ``.fn``), the names
+    the heuristics wrappers set)."""
     from triton.runtime.jit import JITFunction
 
+    heuristics = []
     for _ in range(8):
         if isinstance(fn, JITFunction) or not hasattr(fn, "fn"):
             break
+        values = getattr(fn, "values", None)
+        if isinstance(values, dict):  # @triton.heuristics: {name: lambda args: ...}
+            heuristics.extend(str(k) for k in values)
         fn = fn.fn
     if not isinstance(fn, JITFunction):
         raise CompileSpecError("%s is not a @triton.jit kernel" % getattr(fn, "__name__", type(fn).__name__))
-    return fn
+    return fn, heuristics
 
 
 def _source(fn, spec, constexprs):
@@ -74,7 +79,10 @@ def main(spec_path):
     version = tuple(int(x) for x in triton.__version__.split(".")[:2])
     if version < (3, 3):
         raise CompileSpecError("irscope tune compiles with Triton 3.3 or later (this is %s)" % triton.__version__)
-    fn = _jit_function(_load_kernel(spec["file"], spec["kernel"]))
+    fn, heuristics = _jit_function(_load_kernel(spec["file"], spec["kernel"]))
+    if spec.get("report"):  # what the parent cannot see from the captures
+        with open(spec["report"], "w") as f:
+            json.dump({"heuristics": heuristics}, f)
     import triton.runtime.driver  # noqa: F401
 
     target = sys.modules["triton.runtime.driver"].driver.active.get_current_target()

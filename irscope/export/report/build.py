@@ -28,7 +28,7 @@ from irscope.export.report.functions import function_views
 from irscope.export.report.pictures import draw_pictures
 from irscope.export.report.pages import Stamp, compare_page, index_page, kernel_page, pair_page
 from irscope.export.report.timeline import timeline
-from irscope.export.report.experiments import experiments_section
+from irscope.export.report.experiments import experiments_section, tune_section
 from irscope.export.report.heat import heat_section
 from irscope.export.report.why import why_section
 
@@ -193,7 +193,7 @@ def _build(paths, bundles, out_dir, command, say, pictures, chosen: list[list[Ca
                 _write(os.path.join(tmp, p.page), pair_page(p, stamp))
                 result.pages.append(p.page)
         _write(os.path.join(tmp, "index.html"),
-               index_page(metas, list(zip(labels, paths)), stamp, compare))
+               index_page(metas, list(zip(labels, paths)), stamp, compare, _tune_section(bundles, caps, pages)))
         result.pages.insert(0, "index.html")
         result.kernels = len(metas)
         with open(os.path.join(tmp, MARKER), "w", encoding="utf-8") as fh:
@@ -208,6 +208,17 @@ def _build(paths, bundles, out_dir, command, say, pictures, chosen: list[list[Ca
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return result
+
+
+def _tune_section(bundles: list[Bundle], caps: list[tuple[str, list[Capture]]],
+                  pages: dict[tuple[str, int], str]) -> str:
+    """The index's tune tables: those of each bundle about a kernel the report shows,
+    each row linked to its capture's page when the report has it."""
+    def page_of(label: str) -> Callable[[int], str | None]:
+        return lambda cid: pages.get((label, cid))
+
+    kernels = {c.kernel for _, cs in caps for c in cs}
+    return tune_section([(label, b, page_of(label)) for (label, _), b in zip(caps, bundles)], kernels)
 
 
 def _kernel(tmp: str, c: Capture, meta, stamp: Stamp, pictures, result: ReportResult) -> None:

@@ -1,7 +1,9 @@
-"""The kernel page's "What if" section: the pass-ablation table attached to the
-capture (``irscope passes --ablate``), and the autotune tables that hold it
-(``irscope tune``), read through :mod:`irscope.core.experiments`. Every text from
-the bundle goes through :func:`~irscope.export.report.embed.esc`."""
+"""The report's "What if" sections: on a kernel page, the pass-ablation table
+attached to the capture (``irscope passes --ablate``, read through
+:mod:`irscope.core.experiments`); on the index, the autotune tables a bundle holds
+(``irscope tune``, read through :mod:`irscope.core.tune_table`), each row linked to
+its configuration's page. Every text from the bundle goes through
+:func:`~irscope.export.report.embed.esc`."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ from typing import TYPE_CHECKING, Callable
 from irscope.compiler.stages import TTGIR
 from irscope.compiler.units import human_bytes
 from irscope.core.experiments import Ablation, AblationRow, Figures, ablation_of
+from irscope.core.tune_table import TuneRow, TuneTable, tune_tables
 from irscope.export.report.embed import esc
 
 if TYPE_CHECKING:
-    from irscope.core import Capture
+    from irscope.core import Bundle, Capture
 
 _ABLATION_HEADS = ("#", "pass left out", "compiles", "regs", "spills", "shared", "warps/SM", "async", "mma",
                    "SASS", "diff", "effect")
@@ -84,3 +87,58 @@ def experiments_section(cap: "Capture") -> str:
     if not parts:
         return ""
     return '<section id="whatif"><h2>What if</h2>' + "".join(parts) + "</section>"
+
+
+_TUNE_HEADS = ("configuration", "target", "compiles", "regs", "spills", "shared", "occupancy", "limited by",
+               "mma", "SASS", "intensity", "marks")
+
+
+def _tune_row(r: TuneRow, page: str | None) -> str:
+    label = esc(r.label or "-")
+    if page is not None:
+        label = f'<a href="{esc(page)}">{label}</a>'
+    if not r.compiled or r.figures is None:
+        where = f" at {esc(r.failed_at)}" if r.failed_at else ""
+        return (f'<tr class="failed" data-config="{esc(r.label)}"><td>{label}</td><td>{esc(r.target)}</td>'
+                f'<td class="wrap" colspan="10">failed{where}: {esc(r.error or "")}</td></tr>')
+    f = r.figures
+    marks = [m for m, on in (("cannot launch", r.cannot_launch), ("spills", r.spills)) if on]
+    occupancy = "-" if r.occupancy is None else f"{r.occupancy:.0%}"
+    intensity = "-" if r.intensity is None else f"{r.intensity:.1f}" + (f" ({r.intensity_verdict})"
+                                                                        if r.intensity_verdict else "")
+    cls = ' class="cannot-launch"' if r.cannot_launch else (' class="spills"' if r.spills else "")
+    title = f' title="{esc(r.launch_problem)}"' if r.launch_problem else ""
+    return (f'<tr{cls} data-config="{esc(r.label)}"><td>{label}</td><td>{esc(r.target)}</td><td>ok</td>'
+            f"<td>{_num(f.registers)}</td><td>{esc(human_bytes(f.spills))}</td><td>{esc(human_bytes(f.shared))}</td>"
+            f"<td>{esc(occupancy)}</td><td>{esc(f.limited_by or '-')}</td><td>{esc(r.mma_kind or '-')}</td>"
+            f"<td>{_num(f.sass_total)}</td><td>{esc(intensity)}</td><td{title}>{esc(', '.join(marks))}</td></tr>")
+
+
+def tune_table_html(table: TuneTable, page_of: "Callable[[int], str | None]") -> str:
+    """One tune table as HTML; ``page_of(capture_id)`` is the report page of a row's
+    capture (None when the report has none)."""
+    grid = " ".join(f"{k}={','.join(str(v) for v in vs)}" for k, vs in table.grid)
+    rows = "".join(_tune_row(r, page_of(r.capture_id) if r.capture_id is not None else None) for r in table.rows)
+    notes = "".join(f'<p class="note">{esc(n)}</p>' for n in table.notes)
+    return (f"<h3>{esc(table.kernel)}: {len(table.rows)} compiles of <code>{esc(grid)}</code></h3>"
+            f'<div class="table-scroll"><table class="tune"><thead><tr>'
+            + "".join(f"<th>{esc(h)}</th>" for h in _TUNE_HEADS) + f"</tr></thead><tbody>{rows}</tbody></table></div>"
+            + notes + f'<p class="note">{len(table.launchable)} of {len(table.rows)} can launch; '
+              f"{len(table.failed)} failed to compile. occupancy: resident warps over the SM's maximum; intensity: "
+              f"the main loop's FLOPs per global byte; marks: a block over the target's limits (cannot launch), "
+              f"register spills.</p>")
+
+
+def tune_section(bundles: "list[tuple[str, Bundle, Callable[[int], str | None]]]",
+                 kernels: set[str] | None = None) -> str:
+    """The index's "What if" section: every tune table of each (label, bundle,
+    page_of) about one of ``kernels`` (all when None); '' when there is none."""
+    parts = []
+    for label, bundle, page_of in bundles:
+        for table in tune_tables(bundle):
+            if kernels is None or table.kernel in kernels:
+                parts.append((f"<p>in <b>{esc(label)}</b></p>" if len(bundles) > 1 else "")
+                             + tune_table_html(table, page_of))
+    if not parts:
+        return ""
+    return '<section id="whatif-tune"><h2>What if: tune tables</h2>' + "".join(parts) + "</section>"

@@ -86,8 +86,9 @@ def _meta_row(m: KernelMeta, with_bundle: bool) -> str:
 
 
 def index_page(metas: list[KernelMeta], bundles: list[tuple[str, str]], stamp: Stamp,
-               compare: str | None) -> str:
-    """The kernels with their metadata; ``bundles`` is (label, path) per bundle."""
+               compare: str | None, whatif: str = "") -> str:
+    """The kernels with their metadata; ``bundles`` is (label, path) per bundle;
+    ``whatif``: the tune tables' section (HTML of :mod:`irscope.export.report.experiments`)."""
     many = len(bundles) > 1
     heads = (("bundle",) if many else ()) + _INDEX_COLUMNS
     rows = "\n".join(_meta_row(m, many) for m in metas)
@@ -101,7 +102,8 @@ def index_page(metas: list[KernelMeta], bundles: list[tuple[str, str]], stamp: S
 {rows}
 </tbody></table></div>
 <p class="note">stages: Triton's num_stages; shared: the shared memory a launch uses; occupancy: resident
-blocks per SM x warps per block, and the limit that binds.</p></section>"""
+blocks per SM x warps per block, and the limit that binds.</p></section>
+{whatif}"""
     return page("Kernels", body, stamp, kind="index")
 
 
