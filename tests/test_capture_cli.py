@@ -101,6 +101,20 @@ def test_compile_matches_run(tmp_path, sample_bundle):
     assert compiled == launched
 
 
+def test_compile_unwraps_an_autotuned_kernel(tmp_path):
+    # Autotuner copies the kernel's arg_names: the child must unwrap it by kind.
+    from irscope.store.bundle import Bundle
+
+    out = tmp_path / "mm.irscope"
+    irscope("compile", f"{SAMPLES / 'matmul_autotune.py'}::matmul_kernel",
+            "--signature", "*fp16,*fp16,*fp16,i32,i32,i32,i32,i32,i32,i32,i32,i32",
+            "--constexpr", "BLOCK_SIZE_M=64", "--constexpr", "BLOCK_SIZE_N=64", "--constexpr", "BLOCK_SIZE_K=32",
+            "--constexpr", "GROUP_SIZE_M=8", "--target", "sm_90", "-o", out, check=True)
+    with Bundle.open(str(out)) as b:
+        (row,) = b.captures()
+    assert row.kernel == "matmul_kernel" and row.error is None and "BLOCK_SIZE_M=64" in row.variant
+
+
 def test_compile_errors_are_one_line(tmp_path):
     p = irscope("compile", f"{SAMPLES / 'vector_add.py'}::nope", "--signature", "*fp32", "-o", tmp_path / "x.irscope")
     assert p.returncode != 0 and "no kernel named 'nope'" in p.stderr and "Traceback" not in p.stderr

@@ -1,6 +1,7 @@
 """``irscope tune`` when the compiler dies on one configuration: that one is a failed
 row (the crash's capture), and the configurations its process had not reached are
-compiled by a new one."""
+compiled by a new one. Also: constexprs a ``@triton.heuristics`` sets keep their
+captured values, and the table says so."""
 
 import json
 from pathlib import Path
@@ -18,10 +19,15 @@ KERNEL = Path(__file__).parent / "kernels" / "tune_crash.py"
 def test_a_compiler_crash_fails_one_row_and_the_rest_compile(tmp_path):
     out = tmp_path / "crash.irscope"
     p = run_cli("tune", KERNEL, "scale_kernel", "--grid", "BLOCK=64,96,128", "-o", out, "--json", check=True)
-    first, crashed, after = json.loads(p.stdout)["rows"]
+    table = json.loads(p.stdout)
+    first, crashed, after = table["rows"]
     assert first["compiled"] and after["compiled"]  # 128 came after the crash: a new process compiled it
     assert not crashed["compiled"] and "SIGABRT" in crashed["error"] and crashed["capture_id"] is not None
+    # n=1000 is not a multiple of 64 or 128: a launch would set EVEN False again; the tune keeps it
+    assert first["config"] == {"BLOCK": 64}
+    assert any("@triton.heuristics set EVEN from its launch arguments" in n for n in table["notes"])
     with irscope.open(out) as b:
+        assert b.capture(f"#{first['capture_id']}").constexprs["EVEN"] is False
         runs = b.runs()
         assert len(runs) == 3  # the script, the child that crashed, the one that went on
         assert b.capture(f"#{crashed['capture_id']}").failed

@@ -18,7 +18,7 @@ import irscope
 from irscope.errors import IrscopeError
 from irscope.whatif.compile_spec import spec_of
 from irscope.whatif.equivalence import compile_differences, stage_difference, without_locations
-from irscope.whatif.repro import repro_script
+from irscope.whatif.repro import repro_script, round_trip
 
 from conftest import DATA, SAMPLES, irscope as run_cli
 
@@ -272,3 +272,21 @@ def test_the_launch_is_recorded_and_the_script_launches_it(helper_bundle):
     assert "GRID = (32,)  # as captured" in text
     assert "'x_ptr': ((1000, 1536), (1536, 1), 'float16')," in text
     assert "'M': 1000," in text
+
+
+@pytest.mark.slow
+def test_check_says_same_and_round_trip_catches_a_changed_option(tmp_path):
+    """``repro --check`` on vector_add says it is the same compile; the same script
+    with num_warps 8 instead of 4 is caught by the comparison, with the TTGIR line."""
+    out = tmp_path / "add.py"
+    p = run_cli("repro", SAMPLES_SM90, "add_kernel", "-o", out, "--check")
+    assert p.returncode == 0, p.stderr
+    assert "check: the same compile as capture #1 (ttir, ttgir, llir, ptx up to locations; registers 26" in p.stdout
+    text = out.read_text()
+    assert "'num_warps': 4," in text
+    changed = tmp_path / "add8.py"
+    changed.write_text(text.replace("'num_warps': 4,", "'num_warps': 8,"))
+    got = round_trip(_cap(SAMPLES_SM90, "add_kernel"), str(changed), str(tmp_path / "c.irscope"))
+    assert got.error is None and not got.same
+    assert {d.what for d in got.differences} >= {"ttgir", "ptx"}
+    assert any("num-warps" in d.detail for d in got.differences if d.what == "ttgir")

@@ -25,6 +25,10 @@ def add_parser(sub) -> None:
                     help=TARGET_HELP + "; a target the kernel has no capture for compiles its first capture for T")
     rp.add_argument("--variant", metavar="V", help=VARIANT_HELP)
     rp.add_argument("-o", "--output", metavar="FILE", required=True, help="the script to write (replaced whole)")
+    rp.add_argument("--check", action="store_true",
+                    help="then run it under 'irscope run' (no GPU) and compare its capture with the original: "
+                         "TTIR, TTGIR, LLVM IR and PTX up to locations, registers, spills, shared (exit 1 if they differ)")
+    rp.add_argument("--python", metavar="PY", help="with --check: the interpreter to run it with (its Triton compiles)")
 
 
 def _pick(bundle, args):
@@ -67,4 +71,34 @@ def main(args) -> int:
         print(f"irscope: note: {note}", file=sys.stderr)
     print(f"wrote {args.output}: {spec.kernel} for {spec.target} (capture #{cap.id}); "
           f"run it with 'python {args.output}' or 'irscope run {args.output}'")
-    return 0
+    if not args.check:
+        return 0
+    if retarget is not None:
+        raise IrscopeError(f"--check compares with a capture for the same target: {cap.kernel} has none for {retarget}")
+    return _check(cap, args)
+
+
+def _check(cap, args) -> int:
+    """Run the written script and say whether it gives the captured compile."""
+    import os
+    import tempfile
+
+    from irscope.whatif.repro import round_trip
+
+    python = args.python
+    if python is None:  # the interpreter that made the capture, when it is on this machine: the same Triton
+        made_by = cap.run.python_executable
+        python = made_by if made_by and os.path.exists(made_by) else None
+    with tempfile.TemporaryDirectory(prefix="irscope-repro-") as tmp:
+        got = round_trip(cap, args.output, os.path.join(tmp, "check.irscope"), python=python)
+    if got.error is not None:
+        raise IrscopeError(got.error)
+    if got.same:
+        r = cap.resources
+        print(f"check: the same compile as capture #{cap.id} (ttir, ttgir, llir, ptx up to locations; "
+              f"registers {r.registers}, spills {r.spills}, shared {r.shared})")
+        return 0
+    print(f"check: differs from capture #{cap.id}:")
+    for d in got.differences:
+        print(f"  {d}")
+    return 1

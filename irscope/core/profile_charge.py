@@ -13,8 +13,9 @@ The rules (``docs/profiles.md`` says them for users):
   2. innermost line in Triton's library (``tl.sum``, ``tl.max``...) -> the user call
      sites of that library line, read from the LLIR/TTGIR location chains: one call
      site -> it (:data:`CALL_SITE`); several -> the one of the nearest instruction
-     (fewest instructions away, the one before on a tie) charged to one of them
-     (:data:`NEAREST`); none -> the nearest user-charged instruction (:data:`NEAREST`);
+     (fewest instructions away, the one before on a tie) already charged to one of
+     them by rule 1 or a single call site (:data:`NEAREST`); none -> the line of the
+     nearest charged instruction (:data:`NEAREST`);
   3. no line -> unattributed.
 
   With ``call_sites``, a line of a user ``@triton.jit`` helper moves on to the kernel

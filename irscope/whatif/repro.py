@@ -18,10 +18,17 @@ text of one Python script that needs only Triton (and torch to launch):
 from __future__ import annotations
 
 import re
-from typing import Any
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from irscope.errors import IrscopeError
 from irscope.whatif.compile_spec import CompileSpec
+from irscope.whatif.equivalence import Difference, compile_differences
+
+if TYPE_CHECKING:
+    from irscope.core.capture import Capture
 
 _TARGET_RE = re.compile(r"^sm_(\d+)$")
 
@@ -278,3 +285,51 @@ def repro_script(spec: CompileSpec, bundle: str | None = None) -> str:
         _RUNNER,
     ]
     return "".join(parts)
+
+
+# -- checking a reproducer -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """What ``irscope run`` of a reproducer gave, against the capture it came from."""
+
+    bundle: str
+    """The bundle holding the reproducer's capture."""
+    capture_id: int | None
+    """Its capture (None when the script compiled nothing)."""
+    differences: tuple[Difference, ...]
+    """How the two compiles differ (:func:`~irscope.whatif.equivalence.compile_differences`)."""
+    error: str | None = None
+    """One line when the script could not be run or compiled."""
+
+    @property
+    def same(self) -> bool:
+        return self.error is None and not self.differences
+
+
+def round_trip(cap: "Capture", script: str, out_bundle: str, python: str | None = None,
+               timeout: float = 600.0) -> RoundTrip:
+    """Run ``script`` (a reproducer of ``cap``) under ``irscope run`` with no GPU, into
+    ``out_bundle``, and compare its capture with ``cap`` up to locations. ``python``:
+    the interpreter (its Triton compiles), by default this one."""
+    cmd = [sys.executable, "-m", "irscope", "run", script, "-o", out_bundle, "-q", "--no-open",
+           "--target", cap.target]
+    if python:
+        cmd += ["--python", python]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return RoundTrip(out_bundle, None, (), f"irscope run {script} took over {timeout:.0f} s")
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
+        return RoundTrip(out_bundle, None, (), f"irscope run {script} failed (exit {p.returncode}): {last}")
+    from irscope.core import open_bundle
+
+    with open_bundle(out_bundle) as got:
+        caps = [c for c in got.captures() if c.kernel == cap.kernel]
+        if not caps:
+            return RoundTrip(out_bundle, None, (), f"{script} compiled no {cap.kernel}")
+        again = caps[-1]
+        if again.failed:
+            return RoundTrip(out_bundle, again.id, (), f"the reproducer's compile failed: {again.error}")
+        return RoundTrip(out_bundle, again.id, tuple(compile_differences(cap, again)))

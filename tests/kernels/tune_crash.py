@@ -1,7 +1,8 @@
 """A kernel whose compile kills the compiling process for one value of BLOCK, as an
 LLVM assertion does (SIGABRT): ``irscope tune`` must keep that configuration as a
-failed row and compile the configurations after it in a new process
-(tests/test_tune_crash.py)."""
+failed row and compile the configurations after it in a new process; and whose
+``EVEN`` is set by ``@triton.heuristics`` from a launch argument, which a tune cannot
+recompute (tests/test_tune_crash.py)."""
 
 import os
 
@@ -19,11 +20,16 @@ def checked_block(block):
     return block
 
 
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
 @triton.jit
-def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, checked_block(BLOCK))
-    x = tl.load(x_ptr + offs, mask=offs < n)
-    tl.store(x_ptr + offs, x * 2, mask=offs < n)
+    if EVEN:
+        x = tl.load(x_ptr + offs)
+        tl.store(x_ptr + offs, x * 2)
+    else:
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(x_ptr + offs, x * 2, mask=offs < n)
 
 
 if __name__ == "__main__":

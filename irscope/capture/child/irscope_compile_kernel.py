@@ -31,7 +31,9 @@ def _load_kernel(path, name):
     if not hasattr(module, name):
         raise CompileSpecError("%s has no kernel named %r" % (path, name))
     fn = getattr(module, name)
-    while not hasattr(fn, "arg_names") and hasattr(fn, "fn"):  # Autotuner, Heuristics
+    # Autotuner and Heuristics wrap the JITFunction in ``.fn`` and copy its ``arg_names``,
+    # so unwrap by kind, not by attribute.
+    while type(fn).__name__ in ("Autotuner", "Heuristics") and hasattr(fn, "fn"):
         fn = fn.fn
     if not hasattr(fn, "arg_names"):
         raise CompileSpecError("%s.%s is not a @triton.jit kernel" % (os.path.basename(path), name))

@@ -29,7 +29,7 @@ from irscope.export.report.pictures import draw_pictures
 from irscope.export.report.pages import Stamp, compare_page, index_page, kernel_page, pair_page
 from irscope.export.report.timeline import timeline
 from irscope.export.report.experiments import experiments_section, tune_section
-from irscope.export.report.heat import heat_section
+from irscope.export.report.heat import heat_map, heat_section
 from irscope.export.report.why import why_section
 
 MARKER = "irscope-report.json"
@@ -232,7 +232,8 @@ def _kernel(tmp: str, c: Capture, meta, stamp: Stamp, pictures, result: ReportRe
     if pics is not None:
         result.notes += [f"{c.title()}: {n}" for n in pics.notes]
     html = kernel_page(meta, source_view(c), stages, timeline(c), stamp, pics, function_views(c, stages),
-                       failure=c.failure, why=why_section(c), whatif=experiments_section(c), heat=heat_section(c))
+                       failure=c.failure, why=why_section(c), whatif=experiments_section(c), heat=heat_section(c),
+                       heat_map=heat_map(c))
     _write(os.path.join(tmp, meta.page), html)
     result.pages.append(meta.page)
 

@@ -130,12 +130,14 @@ def _charge_switch() -> str:
 
 def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageText], passes: list[TimelineEntry],
                 stamp: Stamp, pictures: KernelPictures | None = None, functions: "FunctionsView | None" = None,
-                failure: "Failure | None" = None, why: str = "", whatif: str = "", heat: str = "") -> str:
+                failure: "Failure | None" = None, why: str = "", whatif: str = "", heat: str = "",
+                heat_map: dict | None = None) -> str:
     """One capture: metadata, the ``failure`` panel of a failed compile, linked source and
     stages (the Python pane with a section per ``@triton.jit`` helper, ``functions``), the
     ``why`` section (HTML of :mod:`irscope.export.report.why`), the ``whatif`` section
     (:mod:`irscope.export.report.experiments`), the measured ``heat`` section of a profiled
-    capture (:mod:`irscope.export.report.heat`), pass timeline, pictures."""
+    capture (:mod:`irscope.export.report.heat`, whose ``heat_map`` tints the linked source
+    and stages), pass timeline, pictures."""
     pics = pictures or KernelPictures()
     helpers = functions is not None and functions.has_helpers
     every = [*pics.graphs, *pics.layouts, *pics.lineage.values()]
@@ -149,6 +151,7 @@ def kernel_page(meta: KernelMeta, source: SourceView | None, stages: list[StageT
         "lineage": {str(k): p.key for k, p in pics.lineage.items()},
         "functions": functions.to_json() if functions is not None and helpers else None,
         "pictures": {p.key: p.to_json() for p in every},
+        "heat": heat_map,
     }
     facts = [("bundle", meta.bundle), ("capture", f"#{meta.capture_id}"), ("variant", meta.variant or "-"),
              ("target", meta.target), ("Triton", meta.triton_version or "-"), ("warps", _num(meta.num_warps)),

@@ -63,6 +63,8 @@ const Linked = {
       stagesBox.appendChild(pane);
       this.stages.push({ name: s.name, title: s.title, lineOps: s.line_ops, rows, code, count });
     });
+    const heat = data.heat;  // a profiled capture: samples per stage line and per source line (heat.py)
+    if (heat) for (const st of this.stages) this.paintHeat((k) => st.rows[Number(k) - 1], heat.stages[st.name], heat.total);
     const src = data.source;
     const box = document.getElementById("source");
     if (!src) {
@@ -106,6 +108,7 @@ const Linked = {
       }
     }
     this.paintTotals();
+    if (heat) this.paintHeat((k) => this.sourceRows.get(k), heat.source, heat.total);
     const charge = document.getElementById("charge-calls");
     if (charge) {
       charge.addEventListener("change", () => {
@@ -142,6 +145,18 @@ const Linked = {
       }
       row.querySelector(".ops").textContent = total && head === line ? String(total) : "";
       row.classList.toggle("linked-line", headTotal > 0);
+    }
+  },
+
+  // Measured samples tint a row's number (--heat: its samples over the hottest row's); the title says how many.
+  paintHeat(rowOf, cells, total) {
+    for (const [key, cell] of Object.entries(cells || {})) {
+      const row = rowOf(key);
+      if (!row) continue;
+      const [heat, samples] = cell;
+      row.classList.add("heat");
+      row.style.setProperty("--heat", String(Number(heat)));
+      row.title = `${+Number(samples).toFixed(2)} samples, ${(100 * samples / total).toFixed(1)}% of the profile`;
     }
   },
 
