@@ -67,7 +67,8 @@ def test_the_ablation_table_is_on_its_capture_page(ablated, tmp_path):
     effects = dict(re.findall(r'data-pass="([^"]*)" data-effect="([^"]*)"', section))
     assert float(effects["tritongpu-pipeline"]) == pytest.approx(piped.effect, abs=1e-4)
     assert f'<td class="changed" title="original: {table.baseline.async_copies}">0</td>' in by_pass["tritongpu-pipeline"]
-    assert "no effect" in by_pass[HOSTILE] and "no effect" in by_pass[""]  # the same compile, and the control
+    assert "no effect" in by_pass[HOSTILE]  # the same compile as the original
+    assert "<td>ok</td>" in by_pass[""] and "<td>0.000</td>" in by_pass[""]  # the control: the yardstick
 
 
 def test_every_string_from_the_table_is_escaped(ablated, tmp_path):

@@ -5,12 +5,13 @@ scripts/gpu_profile_check.py, docs/gpu-check.md."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
 
 import irscope
-from conftest import SAMPLES, irscope as run_cli
+from conftest import DATA, SAMPLES, irscope as run_cli
 from conftest_profiles import PROFILES
 from irscope.capture.profile_attach import attach_ncu, attach_proton
 from irscope.capture.profile_run import ProfilerRun, gpu_present, ncu_command, ncu_kernel_filter
@@ -96,3 +97,59 @@ def test_profile_without_a_gpu_is_one_line_and_captures_nothing(tmp_path):
     assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
     assert "needs an NVIDIA GPU" in p.stderr and "irscope profile import" in p.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--profile-launches", "0"], "--profile-launches 0: must be at least 1"),
+    pytest.param(["--profiler", "ncu"], "--profiler ncu: no ncu on PATH",
+                 marks=pytest.mark.skipif(shutil.which("ncu") is not None, reason="ncu is on PATH here")),
+])
+def test_bad_profile_flags_are_one_line(tmp_path, flags, says):
+    out = tmp_path / "x.irscope"
+    p = run_cli("run", SAMPLES / "vector_add.py", "--profile", *flags, "-o", out, "-q")
+    assert p.returncode == 1 and p.stderr.startswith(f"irscope: error: {says}")
+    assert p.stderr.count("\n") == 1 and not out.exists()
+
+
+# `irscope run --profile` of fused_softmax on the H200 (scripts/gpu_profile_check.py): the
+# bundle holds the profile it attached (source "irscope run --profile") and two imports of
+# the report it kept, made there (its CSV export, the .ncu-rep); the CSV is checked in too.
+H200_RUN = DATA / "h200_run_profile.irscope"
+H200_RUN_CSV = DATA / "h200_run_profile_sass.csv"
+H200_RUN_PROTON = DATA / "h200_run_profile_proton.irscope"
+
+
+def _figures(hot):
+    return (hot.total_samples, hot.unattributed,
+            sorted((h.file, h.line, h.samples, sorted(h.stalls.items()), h.how) for h in hot.lines),
+            [(o.stage_line, o.samples) for o in hot.ops("sass")], [(o.stage_line, o.samples) for o in hot.ops("ttgir")])
+
+
+def test_run_profile_on_the_gpu_equals_an_import_of_its_report(tmp_path):
+    bundle = tmp_path / "run.irscope"
+    shutil.copy(H200_RUN, bundle)
+    imported = run_cli("profile", "import", bundle, "softmax_kernel", H200_RUN_CSV, "--json", check=True)
+    (new,) = json.loads(imported.stdout)
+    with irscope.open(bundle) as b:
+        cap = b.capture("softmax_kernel")
+        stamps = {s.source: s for s in cap.profiles()}
+        assert set(stamps) == {"irscope run --profile", "sass.csv", "profile.ncu-rep", "h200_run_profile_sass.csv"}
+        run = stamps["irscope run --profile"]
+        assert (run.tool, run.gpu, run.tool_version, run.launches) == ("ncu", "NVIDIA H200", "2025.3.1.0", 1)
+        mine = _figures(cap.profile(run.id))
+        assert mine[0] == 1011 and mine[1] == 0
+        for other in ("sass.csv", "profile.ncu-rep", "h200_run_profile_sass.csv"):
+            assert _figures(cap.profile(stamps[other].id)) == mine, other
+    assert new["id"] == stamps["h200_run_profile_sass.csv"].id
+
+
+def test_run_profile_with_proton_on_the_gpu():
+    with irscope.open(H200_RUN_PROTON) as b:
+        cap = b.capture("softmax_kernel")
+        (stamp,) = cap.profiles()
+        hot = cap.profile()
+    assert (stamp.tool, stamp.gpu, stamp.tool_version, stamp.source) == (
+        "proton", "NVIDIA H200", "Triton 3.6.0", "irscope run --profile")
+    assert sum(h.samples for h in hot.lines) + hot.unattributed == hot.total_samples == 2854
+    # tl.max's samples (triton/language/standard.py) are on its call line, 28.
+    assert hot.lines[0].line == 28 and hot.lines[0].how == "call-site"

@@ -18,7 +18,8 @@ import irscope
 from irscope.errors import IrscopeError
 from irscope.whatif.compile_spec import spec_of
 from irscope.whatif.equivalence import compile_differences, stage_difference, without_locations
-from irscope.whatif.repro import repro_script, round_trip
+from irscope.whatif.repro import repro_script
+from irscope.whatif.repro import round_trip as run_round_trip
 
 from conftest import DATA, SAMPLES, irscope as run_cli
 
@@ -286,7 +287,7 @@ def test_check_says_same_and_round_trip_catches_a_changed_option(tmp_path):
     assert "'num_warps': 4," in text
     changed = tmp_path / "add8.py"
     changed.write_text(text.replace("'num_warps': 4,", "'num_warps': 8,"))
-    got = round_trip(_cap(SAMPLES_SM90, "add_kernel"), str(changed), str(tmp_path / "c.irscope"))
+    got = run_round_trip(_cap(SAMPLES_SM90, "add_kernel"), str(changed), str(tmp_path / "c.irscope"))
     assert got.error is None and not got.same
     assert {d.what for d in got.differences} >= {"ttgir", "ptx"}
     assert any("num-warps" in d.detail for d in got.differences if d.what == "ttgir")

@@ -18,7 +18,7 @@ from irscope.export.report.embed import esc
 if TYPE_CHECKING:
     from irscope.core import Bundle, Capture
 
-_ABLATION_HEADS = ("#", "pass left out", "compiles", "regs", "spills", "shared", "warps/SM", "async", "mma",
+_ABLATION_HEADS = ("#", "pass left out", "status", "regs", "spills", "shared", "warps/SM", "async", "mma",
                    "SASS", "diff", "effect")
 
 
@@ -41,7 +41,9 @@ def _row(r: AblationRow, base: Figures) -> str:
         return (f'<tr class="failed" data-pass="{esc(r.pass_name)}"><td>{rank}</td><td>{name}</td>'
                 f'<td class="wrap" colspan="10">failed{where}: {esc(r.error or "")}</td></tr>')
     f = r.figures
-    status = ("no effect" if r.replayed else "no effect (not replayed: it changed nothing)") if r.no_effect else "ok"
+    status = "ok"
+    if r.no_effect and r.pass_name:  # the control's figures are the yardstick, not an effect
+        status = "no effect" if r.replayed else "no effect (not replayed: it changed nothing)"
     cls = ' class="inert"' if r.no_effect else ""
     return (f'<tr{cls} data-pass="{esc(r.pass_name)}" data-effect="{r.effect:.4f}"><td>{rank}</td><td>{name}</td>'
             f"<td>{status}</td>{_cell(base.registers, f.registers)}{_cell(base.spills, f.spills, human_bytes)}"

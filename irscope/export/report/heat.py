@@ -14,7 +14,7 @@ text reaches an attribute unescaped.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from irscope.compiler.stages import display_name
 from irscope.core.user_functions import OWN, user_functions
@@ -83,22 +83,31 @@ def _time_table(hot: "HotProfile", texts: dict[tuple[str, int], str], kernel_fil
             f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
-def _source_map(cap: "Capture", hot: "HotProfile") -> tuple[str, dict[tuple[str, int], str]]:
-    """The heat map of the source (the kernel's lines, then each helper's), and the text
-    of each (file base name, line) for the table."""
+_Function = tuple[int, str, "str | None", list[int], list[str]]
+"""A section of the source: function index (0: the kernel), name, file, lines, their texts."""
+
+
+def _functions(cap: "Capture") -> list[_Function]:
+    """The kernel's lines, then each helper's (the sections of the app's Python pane
+    and of the report's linked source)."""
     try:
         got = user_functions(cap, OWN)
     except IrscopeError:
         got = None
-    texts: dict[tuple[str, int], str] = {}
-    rows: list[str] = []
     if got is None:  # the kernel alone, from the stored source
         src = cap.source
-        functions = [(cap.kernel, cap.file, [(src.first_line or 1) + i for i in range(len((src.text or "").splitlines()))],
-                      (src.text or "").splitlines())]
-    else:
-        functions = [(fn.name, fn.file, [ln.line for ln in fn.lines], [ln.text for ln in fn.lines])
-                     for fn in got.functions]
+        texts = (src.text or "").splitlines()
+        return [(0, cap.kernel, cap.file, [(src.first_line or 1) + i for i in range(len(texts))], texts)]
+    return [(fn.index, fn.name, fn.file, [ln.line for ln in fn.lines], [ln.text for ln in fn.lines])
+            for fn in got.functions]
+
+
+def _source_map(cap: "Capture", hot: "HotProfile") -> tuple[str, dict[tuple[str, int], str]]:
+    """The heat map of the source (the kernel's lines, then each helper's), and the text
+    of each (file base name, line) for the table."""
+    functions = [(name, file, lines, line_texts) for _, name, file, lines, line_texts in _functions(cap)]
+    texts: dict[tuple[str, int], str] = {}
+    rows: list[str] = []
     heat: dict[tuple[str | None, int], int] = {}
     for name, file, lines, line_texts in functions:
         for n, text in zip(lines, line_texts):
@@ -194,3 +203,33 @@ def heat_section(cap: "Capture") -> str:
     except IrscopeError as exc:
         return f'<section id="heat"><h2>Measured: where the time goes</h2><p class="note">{esc(exc)}</p></section>'
     return heat_html(cap, hot, calls, others)
+
+
+def heat_map(cap: "Capture") -> dict[str, Any] | None:
+    """The page data that tints the linked source and stages (None with no profile):
+    ``{"total", "source": {"F:L": [heat, samples]}, "stages": {stage: {"L": [heat,
+    samples]}}}``, F the section (0: the kernel, then the helpers), L a line, ``heat``
+    the samples over the hottest line's (of the source, or of that stage)."""
+    from irscope.core.profile import profile_of
+
+    try:
+        hot = profile_of(cap)
+    except IrscopeError:  # the section says why
+        return None
+    if hot is None:
+        return None
+    source: dict[str, list[float]] = {}
+    for index, _, file, lines, _ in _functions(cap):
+        for n in lines:
+            lh = hot.line(n, file)
+            if lh is not None and lh.samples:
+                source[f"{index}:{n}"] = [0.0, lh.samples]
+    most = max((c[1] for c in source.values()), default=0)
+    for c in source.values():
+        c[0] = round(c[1] / most, 3) if most else 0.0
+    stages: dict[str, dict[str, list[float]]] = {}
+    for stage in hot.stages:
+        per_line = hot.stage_heat(stage)
+        top = max(per_line.values(), default=0.0)
+        stages[stage] = {str(n): [round(s / top, 3) if top else 0.0, s] for n, s in per_line.items() if s}
+    return {"total": hot.total_samples, "source": source, "stages": stages}
