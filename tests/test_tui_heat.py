@@ -153,6 +153,38 @@ async def test_h_without_a_profile_changes_nothing_and_says_why():
         assert any("no profile attached" in str(n.message) for n in app._notifications)
 
 
+@run_async
+async def test_diff_screen_lines_tab_shows_the_sample_change(profiled):
+    from textual.widgets import DataTable, TabbedContent
+
+    from irscope.diff.compare import compare_captures
+    from irscope.tui.screens.diff import DiffScreen
+
+    pb = profiled.ncu("flash_attention")  # STAGE=1 and STAGE=3, each with its own launch's profile
+    with irscope.open(str(pb.path)) as bundle:
+        a, b = bundle.capture(pb.kernel, variant=0), bundle.capture(pb.kernel, variant=1)
+        cmp = compare_captures(a, b, stages=("ttgir",), a_label="A", b_label="B")
+    heat = cmp.heat
+    assert heat is not None and heat.lines
+    app = make_app(pb.path, keymap={})
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(DiffScreen(cmp))
+        await pilot.pause()
+        await pilot.press("l")
+        await pilot.pause()
+        screen = app.screen
+        assert screen.query_one(TabbedContent).active == "tab-lines"
+        table = screen.query_one("#diff-lines", DataTable)
+        rows = {str(table.get_row_at(i)[0]): [str(c) for c in table.get_row_at(i)] for i in range(table.row_count)}
+        for h in heat.lines:  # every measured line, its samples on both sides beside its op change
+            assert rows[str(h.line)][1] == f"{h.before}->{h.after}", h.line
+        ttgir = [str(c.label) for c in table.columns.values()].index("ttgir")
+        for ln in cmp.lines:  # and every line whose op count changed keeps its counts
+            c = ln.count("ttgir")
+            if c is not None and c.changed:
+                assert rows[str(ln.line)][ttgir] == f"{c.before}->{c.after}"
+
+
 HOSTILE_GPU = "[bold red]H200[/] [link=http://x]y[/link] <b>"
 
 

@@ -60,7 +60,7 @@ class ProfileStamp:
     def label(self) -> str:
         """One line: ``#3 ncu 2025.3.1 on NVIDIA H200, 2026-12-03, 1 launch, 79 samples``."""
         parts = [f"#{self.id} {self.tool}" + (f" {self.tool_version}" if self.tool_version else ""),
-                 f"on {self.gpu or 'GPU unknown'}", self.date or "date unknown",
+                 f"on {self.gpu}" if self.gpu else "GPU unknown", self.date or "date unknown",
                  f"{self.launches} launch{'es' if self.launches != 1 else ''}",
                  f"{self.total_samples} samples", f"from {self.source}"]
         return ", ".join(parts)

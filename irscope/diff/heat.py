@@ -41,6 +41,9 @@ class LineHeatDelta:
     """The IR change of the line's statement: ops per stage before and after (the
     :class:`~irscope.diff.lines.LineDelta` of its first line); empty when its op counts
     did not change."""
+    kernel_file: bool = True
+    """Whether the line is in the kernel's file (numbered as :mod:`irscope.diff.lines`
+    numbers lines); a helper in another file has its own numbers."""
 
     @property
     def delta(self) -> int:
@@ -50,7 +53,8 @@ class LineHeatDelta:
         return {"line": self.line, "file": self.file, "text": self.text, "before": self.before, "after": self.after,
                 "delta": self.delta, "share_before": round(self.share_before, 4),
                 "share_after": round(self.share_after, 4),
-                "ops": {c.name: {"before": c.before, "after": c.after, "delta": c.delta} for c in self.ops}}
+                "ops": {c.name: {"before": c.before, "after": c.after, "delta": c.delta} for c in self.ops},
+                "kernel_file": self.kernel_file}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,12 +101,14 @@ def heat_lines(a: Capture, ha: HotProfile, b: Capture, hb: HotProfile,
     out = []
     for (_, line), (file, before, after) in sorted(keyed.items()):
         ops: tuple[CountDelta, ...] = ()
-        if b.file is not None and same_file(file, b.file):
+        kernel_file = b.file is not None and same_file(file, b.file)
+        if kernel_file:
             d = by_line.get(b.statements.head(line))
             ops = d.counts if d is not None else ()
         text = _text(b, file, line)
         out.append(LineHeatDelta(line, file, text if text is not None else _text(a, file, line), before, after,
-                                 _share(before, ha.total_samples), _share(after, hb.total_samples), ops))
+                                 _share(before, ha.total_samples), _share(after, hb.total_samples), ops,
+                                 kernel_file))
     return tuple(out)
 
 

@@ -14,6 +14,7 @@ display names.
 
 from __future__ import annotations
 
+import os
 from typing import ClassVar, Mapping
 
 from rich.text import Text
@@ -31,6 +32,8 @@ from irscope.errors import IrscopeError
 from irscope.diff.change_list import change_list
 from irscope.diff.compare import Comparison
 from irscope.diff.dialect_counts import dialect_text
+from irscope.diff.heat import LineHeatDelta
+from irscope.diff.lines import LineDelta
 from irscope.diff.metadata import FieldDelta
 from irscope.tui.widgets.diff_panes import DiffPanes, status_text
 from irscope.tui.widgets.ir_view import IRView
@@ -202,11 +205,32 @@ class DiffScreen(Screen):
     def _fill_lines(self) -> None:
         t = self.query_one("#diff-lines", DataTable)
         stages = list(dict.fromkeys(c.name for ln in self.comparison.lines for c in ln.counts))
+        heat = self.comparison.heat  # both captures profiled: the measured samples beside the op change
         t.add_column("line", key="line")
+        if heat is not None:
+            t.add_column("samples A->B", key="samples")
         for s in stages:
             t.add_column(s, key=s)
         t.add_column(SOURCE, key=SOURCE)
-        for ln in self.comparison.lines:
+        # lines of the kernel's file match the op counts' by number; a helper file's come after
+        measured = {h.line: h for h in heat.lines if h.kernel_file} if heat is not None else {}
+        listed = {ln.line for ln in self.comparison.lines}
+        rows: list[LineDelta | LineHeatDelta] = sorted(
+            [*self.comparison.lines, *(h for n, h in measured.items() if n not in listed)], key=lambda r: r.line)
+        rows += [h for h in heat.lines if not h.kernel_file] if heat is not None else []
+        for ln in rows:
+            if heat is not None:
+                h = ln if isinstance(ln, LineHeatDelta) else measured.get(ln.line)
+                moved = 0.0 if h is None else h.share_after - h.share_before
+                samples = [Text("" if h is None else f"{h.before}->{h.after}", justify="right",
+                                style="red" if moved >= 0.02 else "green" if moved <= -0.02 else "")]
+            else:
+                samples = []
+            if isinstance(ln, LineHeatDelta):  # measured, with no op count change
+                where = str(ln.line) if ln.kernel_file else f"{os.path.basename(ln.file)}:{ln.line}"
+                t.add_row(Text(where, justify="right"), *samples, *[Text("")] * len(stages),
+                          Text((ln.text or "").strip()), key=where if ln.kernel_file else f"{ln.file}:{ln.line}")
+                continue
             cells = []
             for s in stages:
                 c = ln.count(s)
@@ -216,11 +240,11 @@ class DiffScreen(Screen):
                     cells.append(Text(f"{c.before}->{c.after}", style="red" if c.delta > 0 else "green"))
                 else:
                     cells.append(Text(str(c.after), style="dim"))
-            t.add_row(Text(str(ln.line), justify="right"), *cells, Text((ln.text or "").strip()),
+            t.add_row(Text(str(ln.line), justify="right"), *samples, *cells, Text((ln.text or "").strip()),
                       key=str(ln.line))
-        if not self.comparison.lines:
+        if not rows:
             t.add_row(Text("no Python line's op count changed", style="italic"),
-                      *[""] * (len(stages) + 1))
+                      *[""] * (len(stages) + 1 + (heat is not None)))
 
     def pipeline_rows(self) -> list[tuple[str, str, str, str]]:
         """(stage, what, pass, detail) of every pipeline difference, in stage order."""
