@@ -153,3 +153,13 @@ def test_run_profile_with_proton_on_the_gpu():
     assert sum(h.samples for h in hot.lines) + hot.unattributed == hot.total_samples == 2854
     # tl.max's samples (triton/language/standard.py) are on its call line, 28.
     assert hot.lines[0].line == 28 and hot.lines[0].how == "call-site"
+
+
+def test_a_failed_profiler_run_says_why_in_one_line():
+    from irscope.capture.profile_run import failure_line
+
+    log = ("==PROF== Connected to process 7\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission\n"
+           "Traceback (most recent call last):\nRuntimeError: boom\n")
+    assert failure_line(log).startswith("==ERROR== ERR_NVGPUCTRPERM")
+    assert failure_line("ok\nRuntimeError: boom\n\n") == "RuntimeError: boom"
+    assert failure_line("") == "no output"

@@ -113,8 +113,7 @@ def _run(cmd: list[str], what: str) -> tuple[str, float]:
         raise IrscopeError(f"{what}: cannot start {cmd[0]}: {exc}") from None
     tail = p.stdout[-LOG_TAIL:]
     if p.returncode != 0:
-        last = [ln for ln in p.stdout.splitlines() if ln.strip()][-1:] or ["no output"]
-        raise IrscopeError(f"{what} exited with code {p.returncode}: {last[0].strip()}")
+        raise IrscopeError(f"{what} exited with code {p.returncode}: {failure_line(p.stdout)}")
     return tail, time.monotonic() - t0
 
 
@@ -132,7 +131,7 @@ def profile_with_ncu(script: str, script_args: list[str], python: str | None, ke
     if not os.path.exists(report):
         # ncu exits 0 when its filter matched no launch ("No kernels were profiled").
         raise IrscopeError(f"ncu profiled no launch of {', '.join(sorted(set(kernels)))} (ncu: "
-                           f"{_last_line(log)})")
+                           f"{failure_line(log)})")
     # The report's own stamps (GPU, version) are read when it is exported.
     return ProfilerRun(NCU, report, gpu_name(), None, date, seconds, log)
 
@@ -147,7 +146,7 @@ def profile_with_proton(script: str, script_args: list[str], python: str | None,
     log, seconds = _run([exe, child, stem, info_path, script, *script_args], "the script under Proton")
     hatchet = stem + ".hatchet"
     if not os.path.exists(hatchet):
-        raise IrscopeError(f"Proton wrote no profile ({_last_line(log)})")
+        raise IrscopeError(f"Proton wrote no profile ({failure_line(log)})")
     info: dict = {}
     try:
         with open(info_path) as f:
@@ -159,6 +158,9 @@ def profile_with_proton(script: str, script_args: list[str], python: str | None,
                        date, seconds, log)
 
 
-def _last_line(text: str) -> str:
+def failure_line(text: str) -> str:
+    """The line that says why: ncu's first ``==ERROR==`` (e.g. no permission to read the
+    GPU's counters), else the output's last line."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1] if lines else "no output"
+    errors = [ln for ln in lines if ln.startswith("==ERROR==")]
+    return errors[0] if errors else (lines[-1] if lines else "no output")
