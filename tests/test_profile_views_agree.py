@@ -115,3 +115,14 @@ def test_diff_json_sample_change_is_each_side_hot_json(profiled):
     assert both
     for ln in both:
         assert ln["ops"] == changed[ln["line"]], ln["line"]
+
+
+def test_diff_line_keeps_the_statement_samples(profiled):
+    pb = profiled.ncu("flash_attention")
+    a, b = f"{pb.path}:{pb.kernel}#0", f"{pb.path}:{pb.kernel}#1"
+    every = json.loads(irscope("diff", a, b, "--stage", "ttgir", "--json", check=True).stdout)["heat"]["lines"]
+    line = max(every, key=lambda ln: ln["before"])["line"]  # the hottest line of side A
+    got = json.loads(irscope("diff", a, b, "--stage", "ttgir", "--line", str(line), "--json",
+                             check=True).stdout)["heat"]["lines"]
+    assert [ln["line"] for ln in got] == [line]
+    assert got == [ln for ln in every if ln["line"] == line]

@@ -96,3 +96,21 @@ def test_hostile_profile_stamp_is_escaped(tmp_path):
     section = _section(_report(path, tmp_path / "report"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in section and "<script" not in section
     assert "&quot;&gt;&lt;img src=x&gt;" in section and "<img" not in section
+
+
+def test_pair_page_shows_the_sample_change(profiled, tmp_path):
+    a, b = profiled.ncu("fused_softmax"), profiled.proton("fused_softmax")  # one kernel, two profiles
+    out = tmp_path / "report"
+    build_report([str(a.path), str(b.path)], str(out), command="irscope report A B -o report", pictures=False)
+    page = next(out.glob("diff-*.html")).read_text(encoding="utf-8")
+    section = page[page.index('<section id="heat-diff">'):]
+    section = section[:section.index("</section>")]
+    got = [(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+           for m in re.finditer(r'<tr[^>]* data-line="(\d+)" data-file="[^"]*" data-before="(\d+)" '
+                                r'data-after="(\d+)">', section)]
+    with irscope.open(str(a.path)) as ba, irscope.open(str(b.path)) as bb:
+        ha, hb = profile_of(ba.capture(a.kernel)), profile_of(bb.capture(b.kernel))
+        assert ha is not None and hb is not None
+        want_a = {lh.line: lh.samples for lh in ha.lines}
+        want_b = {lh.line: lh.samples for lh in hb.lines}
+    assert got == [(n, want_a.get(n, 0), want_b.get(n, 0)) for n in sorted(set(want_a) | set(want_b))]

@@ -14,7 +14,7 @@ import irscope
 from irscope.core.profile import HotProfile, profile_of
 from irscope.tui.app import make_app
 from irscope.tui.screens.kernel import KernelScreen
-from irscope.tui.widgets.heat import HEAT_CELLS, share_text
+from irscope.tui.widgets.heat import HEAT_CELLS, samples_text, share_text
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.python_pane import PythonPane
 from irscope.tui.widgets.why_panel import WhyPanel
@@ -85,6 +85,9 @@ async def test_python_and_stage_columns_show_the_core_samples(profiled):
             assert got == want_stage, name
             top = max(want_stage, key=lambda n: want_stage[n])
             assert _cell(stage, top - 1) == share_text(want_stage[top], own.total_samples)
+            stage.goto_line(top - 1)  # the status line names the stage line's samples
+            await _settled(pilot)
+            assert f"stage line: {samples_text(want_stage[top])} samples" in screen.query_one("#stage-status").text.plain
         # c: a helper's samples move to the kernel line that calls it
         pane.focus()
         call_line = calls.lines[0].line

@@ -21,6 +21,8 @@ from irscope.errors import IrscopeError
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from irscope.core import Capture
+
     from irscope.core.tune_table import TuneRow, TuneTable
 
 
@@ -75,13 +77,8 @@ def main(args) -> int:
             progress.remove_task(task)
             bundle_path = out
         with irscope.open(bundle_path) as bundle:
-            if script:
-                from irscope.core.selection import select_capture
-
-                own = [c for c in bundle.captures() if c.id in set(ids)]
-                cap = select_capture(own, bundle_path, args.kernel, None, args.variant)
-            else:
-                cap = bundle.capture(args.kernel, None, args.variant)
+            pool = [c for c in bundle.captures() if c.id in set(ids)] if script else bundle.captures()
+            cap = _base(pool, bundle_path, args)
             if cap.failed:
                 raise IrscopeError(f"{cap.title()} failed to compile ({cap.failed_at or 'unknown stage'}): "
                                    f"pick a variant that compiled (--variant)")
@@ -97,6 +94,20 @@ def main(args) -> int:
         return 0
     _print(table, out)
     return 0
+
+
+def _base(pool, where: str, args) -> "Capture":
+    """The captured compile the grid starts from: KERNEL (and --variant) on the one
+    --target given when the bundle has it there (its options are that target's), else
+    the kernel's first capture."""
+    from irscope.core.selection import select_capture
+
+    if len(set(args.target)) == 1:
+        try:
+            return select_capture(pool, where, args.kernel, args.target[0], args.variant)
+        except IrscopeError:
+            pass  # not captured for that target: start from another and compile for it
+    return select_capture(pool, where, args.kernel, None, args.variant)
 
 
 def _progress(args):
@@ -142,17 +153,17 @@ def render(table: "TuneTable") -> "Table":
 
     n = len(table.rows) // max(1, len(table.targets))
     title = f"{table.kernel}: {n} configuration(s) on {', '.join(table.targets)}"
-    t = Table(box=box.SIMPLE_HEAD, title=Text(title), title_justify="left")
+    t = Table(box=box.SIMPLE_HEAD, title=Text(title), title_justify="left", collapse_padding=True)
     keys = [k for k, _ in table.grid]
-    for k in keys:
-        t.add_column(Text(k), justify="right")
+    for k in keys:  # the configuration stays whole: narrow terminals wrap the marks instead
+        t.add_column(Text(k), justify="right", no_wrap=True, min_width=len(k))
     several = len(table.targets) > 1
     if several:
-        t.add_column("target")
-    for name in ("regs", "spills", "shared", "warps/SM", "SASS", "mma", "gld/gst", "sld/sst", "async", "intensity"):
+        t.add_column("target", no_wrap=True, min_width=6)
+    for name in ("regs", "spills", "shared", "warps/SM", "SASS", "mma", "gld/gst", "sld/sst", "async", "FLOP/B"):
         t.add_column(name, justify="right", no_wrap=True)
     t.add_column("mma kind", no_wrap=True)
-    t.add_column("marks")
+    t.add_column("marks", min_width=6)
     t.add_column("#", justify="right")
     for r in table.rows:
         cells = [Text(str(r.config.get(k))) for k in keys]

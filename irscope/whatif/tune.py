@@ -175,8 +175,8 @@ def _child_spec(spec: CompileSpec, attrs: dict[str, list[list[Any]]], file: str,
                 jobs: list[dict[str, Value]], report: str | None = None) -> dict[str, Any]:
     """The JSON the grid child reads: the captured compile, and one override set per
     job; ``report``: where it writes what it found of the kernel (its heuristics)."""
-    return {"file": file, "report": report, "kernel": spec.kernel, "signature": spec.signature, "constexprs": spec.constexprs,
-            "attrs": attrs, "options": dict(spec.options),
+    return {"file": file, "report": report, "kernel": spec.kernel, "signature": spec.signature,
+            "constexprs": spec.constexprs, "attrs": attrs, "options": dict(spec.options),
             "jobs": [{"label": config_label(c),
                       "constexprs": {k: v for k, v in c.items() if k not in TUNABLE_OPTIONS},
                       "options": {k: v for k, v in c.items() if k in TUNABLE_OPTIONS}} for c in jobs]}
@@ -205,9 +205,9 @@ class _Share:
 
 
 def _shares(configs: list[dict[str, Value]], targets: tuple[str, ...], jobs: int) -> list[_Share]:
-    """The work split into at most ``jobs`` children per target... or fewer: a child
-    per target at least, the configurations dealt round-robin so that each child gets
-    a mix of small and large ones."""
+    """The work split into ``jobs`` children's shares (one per target at least), each
+    of one target, the configurations dealt round-robin so that each share gets a mix
+    of small and large ones."""
     per_target = max(1, jobs // max(1, len(targets)))
     out: list[_Share] = []
     for target in targets:
@@ -234,7 +234,7 @@ def compile_grid(cap: "Capture", spec: CompileSpec, configs: list[dict[str, Valu
         if note:
             notes.append(note)
         grid = _Round(spec, _attrs(cap, spec), file, tmp, len(configs) * len(targets), on_progress,
-                      command or ["irscope", "tune"])
+                      command or ["irscope", "tune"], max(1, jobs))
         bundle = StoreBundle.open(out_path, create=True)
         try:
             pending = _shares(configs, targets, max(1, jobs))
@@ -253,8 +253,9 @@ class _Round:
     """Runs shares of a grid in children at once, storing each capture as it comes."""
 
     def __init__(self, spec: CompileSpec, attrs: dict[str, list[list[Any]]], file: str, tmp: str, total: int,
-                 on_progress: Progress | None, command: list[str]):
+                 on_progress: Progress | None, command: list[str], jobs: int = 1):
         self.spec, self.attrs, self.file, self.tmp = spec, attrs, file, tmp
+        self.slots = threading.Semaphore(jobs)  # children running at once
         self.total, self.on_progress, self.command = total, on_progress, command
         self.found: dict[tuple[str, str], int] = {}
         self.problems: dict[tuple[str, str], str] = {}
@@ -287,7 +288,8 @@ class _Round:
 
         def work(i: int) -> None:
             try:
-                outcomes = run_capture(requests[i], lambda k: inbox.put((i, k)))
+                with self.slots:
+                    outcomes = run_capture(requests[i], lambda k: inbox.put((i, k)))
                 for o in outcomes:
                     inbox.put((i, o))
             except (IrscopeError, OSError) as exc:  # the main thread re-raises it

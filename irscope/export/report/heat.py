@@ -24,6 +24,7 @@ from irscope.export.report.embed import esc
 if TYPE_CHECKING:
     from irscope.core import Capture
     from irscope.core.profile import HotProfile, LineHeat, ProfileStamp
+    from irscope.diff.heat import HeatDelta
 
 TOP_OPS = 12
 """Ops listed under each stage's map."""
@@ -233,3 +234,24 @@ def heat_map(cap: "Capture") -> dict[str, Any] | None:
         top = max(per_line.values(), default=0.0)
         stages[stage] = {str(n): [round(s / top, 3) if top else 0.0, s] for n, s in per_line.items() if s}
     return {"total": hot.total_samples, "source": source, "stages": stages}
+
+
+def heat_pair_section(h: "HeatDelta") -> str:
+    """A pair page's measured change (both captures profiled): each line's samples and
+    share on both sides, beside its statement's op change (``irscope diff``'s ``heat``)."""
+    rows = []
+    for ln in h.lines:
+        moved = ln.share_after - ln.share_before
+        cls = ' class="hotter"' if moved >= 0.02 else ' class="cooler"' if moved <= -0.02 else ""
+        where = str(ln.line) if ln.kernel_file else f"{os.path.basename(ln.file)}:{ln.line}"
+        ops = ", ".join(f"{c.name} {c.before}→{c.after}" for c in ln.ops if c.changed)
+        rows.append(f'<tr{cls} data-line="{ln.line}" data-file="{esc(ln.file)}" data-before="{ln.before}" '
+                    f'data-after="{ln.after}"><td>{esc(where)}</td><td>{ln.before} → {ln.after}</td>'
+                    f"<td>{100 * ln.share_before:.1f}% → {100 * ln.share_after:.1f}%</td>"
+                    f'<td class="wrap">{esc(ops)}</td><td><code>{esc((ln.text or "").strip())}</code></td></tr>')
+    heads = "".join(f"<th>{x}</th>" for x in ("line", "samples A → B", "share A → B", "ops changed", "source"))
+    return (f'<section id="heat-diff"><h2>Measured samples per line</h2><p class="note">A: {esc(_stamp(h.a))}, '
+            f"{h.total_before} samples, {h.unattributed_before} on no line. B: {esc(_stamp(h.b))}, {h.total_after} "
+            f"samples, {h.unattributed_after} on no line. Shares are of each side's own total.</p>"
+            f'<div class="table-scroll"><table class="heat heat-diff"><thead><tr>{heads}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div></section>')

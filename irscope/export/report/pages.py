@@ -13,6 +13,7 @@ from irscope.export.report.collect import KernelMeta, SourceView, StageText
 from irscope.export.report.embed import esc, json_block, pack, pack_json
 from irscope.export.report.failure import failure_panel, status_cell
 from irscope.export.report.functions import FunctionsView
+from irscope.export.report.heat import heat_pair_section
 from irscope.export.report.pictures import KernelPictures, Picture
 from irscope.export.report.timeline import TimelineEntry, change_json
 from irscope.compiler.stages import SASS, TTGIR
@@ -281,6 +282,8 @@ def pair_page(p: PairDiff, stamp: Stamp) -> str:
                      "</th><th>A</th><th>B</th></tr></thead><tbody>" + "".join(
                          f"<tr><td>{esc(d.name)}</td><td>{esc(d.before)}</td><td>{esc(d.after)}</td></tr>"
                          for d in meta) + "</tbody></table></section>")
+    if cmp.heat is not None:  # both captures profiled: the measured change per line
+        parts.append(heat_pair_section(cmp.heat))
     if cmp.passes is not None:
         rows = [s for s in cmp.passes.stages if not s.identical]
         if rows:

@@ -30,7 +30,7 @@ from irscope.tui.kernel_nav import KernelNavigation
 from irscope.tui.screen_data import StageIndex
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.error_panel import JUMP_KEY, ErrorPanel
-from irscope.tui.widgets.heat import heat_status, stage_heat
+from irscope.tui.widgets.heat import heat_status, op_heat_status, stage_heat
 from irscope.tui.widgets.op_details import OpDetails, op_detail, render_detail
 from irscope.tui.widgets.python_pane import PythonPane
 from irscope.tui.widgets.why_panel import WhyPanel
@@ -280,6 +280,9 @@ class KernelScreen(KernelNavigation):
                 op = self.op_under_cursor()
                 if op is not None:
                     parts.append(f"cursor on {op.name} (enter: details)")
+                view = self.query_one("#stage", IRView)
+                if view.heat_shown and view.heat_at(view.cursor_line):
+                    parts.append(op_heat_status(view.heat_at(view.cursor_line), pane.profile))
         self.query_one("#stage-status", StatusLine).update_fields(parts)
 
     @on(IRView.CursorMoved, "#source")

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from irscope.compiler.stages import LLIR, PTX, SASS, TTGIR
-
 if TYPE_CHECKING:
     from irscope.core.profile import HotProfile, LineHeat, ProfileStamp
     from irscope.tui.widgets.ir_view import IRView
@@ -89,8 +87,9 @@ def stamp_text(stamp: "ProfileStamp") -> str:
 
 def legend(hot: "HotProfile") -> str:
     """The Python pane's frame legend while the column shows heat."""
-    return (f"heat: % of {hot.total_samples} samples ({stamp_text(hot.stamp)}), "
-            f"{hot.unattributed} on no line  h: static costs")
+    # The key first: a narrow frame cuts the end, the stamp is in the why panel too.
+    return (f"heat: % of {hot.total_samples} samples  h: static costs  {hot.unattributed} on no line; "
+            f"{stamp_text(hot.stamp)}")
 
 
 def heat_text(hot: "HotProfile", heats: "list[tuple[str, LineHeat | None]]") -> Text:
@@ -130,15 +129,19 @@ def heat_status(hot: "HotProfile | None", lh: "LineHeat | None") -> str:
     return out + (f": {stalls_text(lh.stalls, TOP_STALLS)}" if lh.stalls else "")
 
 
-HEAT_STAGES = (TTGIR, LLIR, PTX, SASS)
-"""The stages a profile's samples are laid over (the core charges no other)."""
-
-
 def stage_heat(view: "IRView", stage: str | None, hot: "HotProfile | None") -> None:
     """Show ``hot``'s samples on the stage pane ``view`` holding ``stage`` (1-based
     stage lines of :meth:`~irscope.core.profile.HotProfile.stage_heat`, drawn on the
-    pane's 0-based lines); hide the column with no profile, or a stage it does not cover."""
-    if hot is None or stage not in HEAT_STAGES:
+    pane's 0-based lines); hide the column with no profile, or a stage it does not cover
+    (TTIR: the core lays samples over TTGIR, LLVM IR, PTX and SASS)."""
+    if hot is None or stage not in hot.stages:
         view.set_heat(None)
         return
     view.set_heat({line - 1: samples for line, samples in hot.stage_heat(stage).items()}, hot.total_samples)
+
+
+def op_heat_status(samples: float, hot: "HotProfile | None") -> str:
+    """The status line's field for the stage line under the cursor: ``stage line: 3.16
+    samples (0.5%)``."""
+    total = hot.total_samples if hot is not None else 0
+    return f"stage line: {samples_text(samples)} samples ({100.0 * share(samples, total):.1f}%)"

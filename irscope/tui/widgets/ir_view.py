@@ -278,7 +278,6 @@ class IRView(ScrollView, can_focus=True):
         was = self._heat is not None
         self._heat = None if heat is None else {int(k): float(v) for k, v in heat.items()}
         self._heat_total = float(total)
-        self._strip_cache.clear()
         if was != (heat is not None):  # the gutter's width changes
             self.virtual_size = Size(self.virtual_size.width + (HEAT_WIDTH if heat is not None else -HEAT_WIDTH),
                                      self.virtual_size.height)
