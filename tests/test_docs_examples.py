@@ -8,6 +8,8 @@ names are symbolic links to checked-in captures and IR files (``DOC_FILES`` belo
   four matmul_kernel variants, bias_gelu_rowsum_kernel; Triton 3.6, sm_90);
 - ``a.irscope``, ``b.irscope``: tests/data/vector_add_exact.irscope and
   tests/data/h200_torch_compile.irscope;
+- ``profiled.irscope``: tests/data/h200_run_profile.irscope (softmax_kernel with three
+  H200 profiles attached, #2 to #4);
 - ``dump/add_kernel.<stage>``, ``mlir_passes.txt``, ``kernel.txt``: the Triton 3.6
   add_kernel files of tests/data/ir/3.6.0/add_sm90 (``kernel.txt`` is its LLVM IR).
 
@@ -33,6 +35,7 @@ DOC_FILES: dict[str, Path] = {
     "my.irscope": DATA / "samples_sm90.irscope",
     "a.irscope": DATA / "vector_add_exact.irscope",
     "b.irscope": DATA / "h200_torch_compile.irscope",
+    "profiled.irscope": DATA / "h200_run_profile.irscope",
     "mlir_passes.txt": ADD / "mlir_passes.txt",
     "kernel.txt": ADD / "add_kernel.llir",
     **{f"dump/add_kernel.{ext}": ADD / f"add_kernel.{ext}" for ext in ("ttir", "ttgir", "llir", "ptx", "sass")},

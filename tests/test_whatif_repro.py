@@ -11,17 +11,18 @@ and sm_80). The round trip runs every reproducer in one ``irscope run`` process.
 import ast
 import re
 import shutil
+import subprocess
 
 import pytest
 
 import irscope
 from irscope.errors import IrscopeError
-from irscope.whatif.compile_spec import spec_of
+from irscope.whatif.compile_spec import _attrs_by_name, spec_of
 from irscope.whatif.equivalence import compile_differences, stage_difference, without_locations
 from irscope.whatif.repro import repro_script
 from irscope.whatif.repro import round_trip as run_round_trip
 
-from conftest import DATA, SAMPLES, irscope as run_cli
+from conftest import DATA, SAMPLES, VENVS, irscope as run_cli
 
 SAMPLES_SM90 = DATA / "samples_sm90.irscope"
 SM90_SM80 = DATA / "why_sm90_sm80.irscope"
@@ -87,6 +88,19 @@ def test_a_retargeted_spec_is_the_spec_of_a_capture_for_that_target():
         real = spec_of(both.capture(kernel, target="sm_80"))
         assert (moved.target, moved.source, moved.args, moved.options) == \
             (real.target, real.source, real.args, real.options)
+
+
+def test_attrs_of_older_tritons_are_read_by_name():
+    """Triton 3.0 stores its AttrsDescriptor as a repr (indices over every parameter),
+    3.2 keys properties by name; both as irscope captured them from the matmul sample."""
+    params = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn",
+              "stride_cm", "stride_cn", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M"]
+    v30 = _attrs_by_name("AttrsDescriptor(divisible_by_16=(0, 1, 2, 3, 4, 5, 6, 8, 10, 12, 13, 14), "
+                         "equal_to_1=(9, 11, 7))", params)
+    assert v30["stride_ak"] == [["tt.equal_to", 1]] and v30["M"] == [["tt.divisibility", 16]]
+    assert "stride_am" in v30 and "GROUP_SIZE_M" not in v30
+    v32 = {"M": [["tt.divisibility", 16]], "stride_ak": [["tt.equal_to", 1]]}
+    assert _attrs_by_name(v32, params) is v32
 
 
 # -- the script -----------------------------------------------------------------------
@@ -292,3 +306,18 @@ def test_check_says_same_and_round_trip_catches_a_changed_option(tmp_path):
     assert {d.what for d in got.differences} >= {"ttgir", "ptx"}
     assert any("warpsPerCTA = [4]" in d.detail and "warpsPerCTA = [8]" in d.detail
                for d in got.differences if d.what == "ttgir")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.0", "3.2"])
+def test_the_script_compiles_with_a_triton_before_3_3(tmp_path, version):
+    """Before 3.3 the arguments equal to 1 are typed in the signature and marked in an
+    AttrsDescriptor (3.0's lists indices): the matmul's three such strides."""
+    exe = VENVS / f"triton-{version}" / "bin" / "python"
+    assert exe.exists(), f"{exe} missing: run scripts/setup.sh"
+    out = tmp_path / "mm.py"
+    out.write_text(repro_script(spec_of(_cap(SAMPLES_SM90, "matmul_kernel", variant="0"))))
+    p = subprocess.run([str(exe), str(out), "--compile-only", "--target", "sm_80"], capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "compiled matmul_kernel for GPUTarget(backend='cuda', arch=80, warp_size=32)" in p.stdout
