@@ -81,6 +81,17 @@ def test_cli_errors_are_one_line_with_no_compile(tmp_path, capsys):
     assert not (tmp_path / "t.irscope").exists()  # nothing compiled, nothing written
 
 
+def test_the_configurations_are_dealt_to_the_children_round_robin_per_target():
+    from irscope.whatif.tune import _shares
+
+    configs = parse_grid("BLOCK=16,32,64,128,256").configs()
+    shares = _shares(configs, ("sm_80", "sm_90"), 4)
+    assert [(s.target, [c["BLOCK"] for c in s.configs]) for s in shares] == [
+        ("sm_80", [16, 64, 256]), ("sm_80", [32, 128]), ("sm_90", [16, 64, 256]), ("sm_90", [32, 128])]
+    assert [len(s.configs) for s in _shares(configs, ("sm_80", "sm_90"), 1)] == [5, 5]  # a child per target at least
+    assert len(_shares(configs[:1], ("sm_90",), 8)) == 1  # never more children than configurations
+
+
 def test_launch_problem_reads_the_targets_limits():
     with irscope.open(SAMPLES_SM90) as b:
         cap = b.capture(f"#{REAL_128}")

@@ -219,15 +219,50 @@ def helper_bundle(tmp_path_factory):
     return bundle
 
 
+GLOBALS_KERNEL = """
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice as ld
+
+SCALE = tl.constexpr(3)
+OFFSET: tl.constexpr = tl.constexpr(7)
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+@triton.jit
+def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, ld.exp(x) * SCALE + OFFSET, mask=offs < n)
+
+
+x = torch.randn(1000, device=DEVICE)
+scale_kernel[(8,)](x, 1000, BLOCK=128)
+"""
+
+
 @pytest.fixture(scope="session")
-def round_trip(tmp_path_factory, helper_bundle):
-    """(original, recompiled) for every capture of the round-trip bundles and of
-    ``helper_bundle``: every reproducer runs in one ``irscope run`` process."""
+def globals_bundle(tmp_path_factory):
+    """A kernel that reads module-level constexprs and an imported module by an
+    alias: the bundle does not hold them, the file on disk does."""
+    tmp = tmp_path_factory.mktemp("globals")
+    (tmp / "scale.py").write_text(GLOBALS_KERNEL)
+    bundle = tmp / "g.irscope"
+    run_cli("run", tmp / "scale.py", "-o", bundle, "-q", "--no-open", check=True, cwd=tmp)
+    return bundle
+
+
+@pytest.fixture(scope="session")
+def round_trip(tmp_path_factory, helper_bundle, globals_bundle):
+    """(original, recompiled) for every capture of the round-trip bundles, of
+    ``helper_bundle`` and of ``globals_bundle``: every reproducer runs in one
+    ``irscope run`` process."""
     tmp = tmp_path_factory.mktemp("repro")
     # Two captures of one compile (the helper sample is in two bundles) give one
     # script: Triton's cache would answer the second without compiling.
     originals, scripts, index = [], [], {}
-    for bundle in (*ROUND_TRIP_BUNDLES, helper_bundle):
+    for bundle in (*ROUND_TRIP_BUNDLES, helper_bundle, globals_bundle):
         for cap in irscope.open(str(bundle)).captures():
             spec = spec_of(cap)
             key = (spec.source, tuple(spec.signature.items()), tuple(spec.constexprs.items()), spec.divisible,
@@ -248,9 +283,9 @@ def round_trip(tmp_path_factory, helper_bundle):
 
 
 @pytest.mark.slow
-def test_round_trip_covers_two_targets_and_every_capture(round_trip, helper_bundle):
+def test_round_trip_covers_two_targets_and_every_capture(round_trip, helper_bundle, globals_bundle):
     assert {a.target for a, _ in round_trip} == {"sm_90", "sm_80"}
-    n = sum(len(irscope.open(str(b)).captures()) for b in (*ROUND_TRIP_BUNDLES, helper_bundle))
+    n = sum(len(irscope.open(str(b)).captures()) for b in (*ROUND_TRIP_BUNDLES, helper_bundle, globals_bundle))
     assert len(round_trip) == n
 
 
@@ -321,3 +356,24 @@ def test_the_script_compiles_with_a_triton_before_3_3(tmp_path, version):
                        timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "compiled matmul_kernel for GPUTarget(backend='cuda', arch=80, warp_size=32)" in p.stdout
+
+
+@pytest.mark.slow
+def test_module_globals_come_from_the_file_and_are_named_when_it_is_gone(globals_bundle, round_trip):
+    """The globals' lines are copied from the kernel's file (the round trip compiles
+    it); with the file gone, the spec names what it could not define."""
+    cap = irscope.open(str(globals_bundle)).capture("scale_kernel")
+    spec = spec_of(cap)
+    assert spec.notes == ()
+    for line in ("from triton.language.extra import libdevice as ld", "SCALE = tl.constexpr(3)",
+                 "OFFSET: tl.constexpr = tl.constexpr(7)"):
+        assert line in spec.source.splitlines()
+    assert "DEVICE" not in spec.source and "torch" not in spec.source
+    script = globals_bundle.parent / "scale.py"
+    moved = script.with_name("elsewhere.py")
+    script.rename(moved)
+    try:
+        gone = spec_of(irscope.open(str(globals_bundle)).capture("scale_kernel"))
+    finally:
+        moved.rename(script)
+    assert gone.notes == ("the kernel uses module-level names the bundle does not hold: OFFSET, SCALE, ld",)

@@ -367,10 +367,34 @@ def _free_names(funcs: list[ast.FunctionDef]) -> set[str]:
     return free - defined
 
 
+def _module_globals(names: set[str], file: tuple[list[str], ast.Module | None] | None) -> tuple[list[str], set[str]]:
+    """The top-level imports and assignments of the kernel's file (read from disk)
+    that bind ``names``, as source lines, and the names they bind."""
+    if file is None or file[1] is None:
+        return [], set()
+    lines, tree = file[0], file[1]
+    out: list[str] = []
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            got = {(a.asname or a.name).split(".")[0] for a in node.names} & names
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            got = {t.id for t in targets if isinstance(t, ast.Name)} & names
+        else:
+            continue
+        if got:
+            bound |= got
+            out.append("\n".join(lines[node.lineno - 1:node.end_lineno or node.lineno]))
+    return out, bound
+
+
 def _module_source(kernel_text: str, kernel: str, helpers: list[tuple[str, str]], noinline: set[str],
-                   constexprs: dict[str, Any]) -> tuple[str, list[str]]:
-    """The self-contained module (imports, helpers, kernel), and notes on names it
-    could not define."""
+                   file: tuple[list[str], ast.Module | None] | None = None) -> tuple[str, list[str]]:
+    """The self-contained module (imports, module globals, helpers, kernel), and notes
+    on names it could not define. A global the kernel or a helper reads that is not
+    one of Triton's modules comes from the kernel's file on disk (``file``), when
+    it is there."""
     parts: list[str] = []
     funcs: list[ast.FunctionDef] = []
     for name, text in helpers:
@@ -384,9 +408,12 @@ def _module_source(kernel_text: str, kernel: str, helpers: list[tuple[str, str]]
     free = _free_names(funcs)
     imports = ["import triton", "import triton.language as tl"]
     imports += sorted(_KNOWN_IMPORTS[n] for n in free if n in _KNOWN_IMPORTS and _KNOWN_IMPORTS[n] not in imports)
-    unknown = sorted(n for n in free if n not in _KNOWN_IMPORTS)
-    notes = [f"the kernel uses module-level names the bundle does not hold: {', '.join(unknown)}"] if unknown else []
-    return "\n".join(imports) + "\n\n\n" + "\n\n\n".join(parts) + "\n", notes
+    unknown = {n for n in free if n not in _KNOWN_IMPORTS}
+    globals_src, bound = _module_globals(unknown, file)
+    missing = sorted(unknown - bound)
+    notes = [f"the kernel uses module-level names the bundle does not hold: {', '.join(missing)}"] if missing else []
+    head = "\n".join(imports) + ("\n\n" + "\n".join(globals_src) if globals_src else "")
+    return head + "\n\n\n" + "\n\n\n".join(parts) + "\n", notes
 
 
 def _with_launch(cap: "Capture", args: list[ArgSpec]) -> tuple[tuple[int, ...] | None, list[ArgSpec]]:
@@ -449,7 +476,7 @@ def spec_of(cap: "Capture") -> CompileSpec:
     opts = cap.options
     options = {k: opts[k] for k in USER_OPTIONS if opts.get(k) is not None}
     helpers, missing = _helpers(cap)
-    source, notes = _module_source(src.text, cap.kernel, helpers, _noinline(cap, cap.kernel), constexprs)
+    source, notes = _module_source(src.text, cap.kernel, helpers, _noinline(cap, cap.kernel), _Sources(cap).file(cap.file))
     if missing:
         notes.append(f"no source for helper(s) {', '.join(missing)} in the bundle or on disk")
     return CompileSpec(kernel=cap.kernel, args=tuple(args), options=options, target=Target.parse(cap.target).name,

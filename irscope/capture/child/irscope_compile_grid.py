@@ -54,7 +54,7 @@ def _jit_function(fn):
     the heuristics wrappers set)."""
     from triton.runtime.jit import JITFunction
 
-    heuristics = []
+    heuristics: list[str] = []
     for _ in range(8):
         if isinstance(fn, JITFunction) or not hasattr(fn, "fn"):
             break
