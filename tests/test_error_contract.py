@@ -32,6 +32,7 @@ EDGES = {
     "capture/child/irscope_fake_driver.py": "patches Triton inside the user's process",
     # irscope tune's child: Triton may raise anything for one configuration, and the grid goes on.
     "capture/child/irscope_compile_grid.py": "one configuration's compile",
+    "capture/child/irscope_replay.py": "one replay job's compile (the next job still runs)",
 }
 
 _BROAD = {"Exception", "BaseException"}
