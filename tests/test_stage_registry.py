@@ -47,6 +47,15 @@ ALLOWED: dict[str, tuple[dict[str, int], str]] = {
     "tui/kernel_nav.py": ({"source": 1}, "the Python pane's widget id"),
     "ir/type_model.py": ({"mlir": 1, "llvm": 1},
                          "FLAVOR_MLIR, FLAVOR_LLVM: how a type is spelled (builtin MLIR, LLVM dialect), no stage"),
+    "capture/child/irscope_replay.py": ({"error": 1}, "the error field of a replay job's outcome (stdlib-only child)"),
+    "whatif/replay.py": ({"error": 1}, "the error field of a replay job's outcome, read back"),
+    "capture/ncu_tool.py": ({"source": 1, "sass": 1}, "Nsight Compute's page and view names (--page source --print-source sass)"),
+    "cli/hot_cmd.py": ({"source": 1}, "the header of the Python source column"),
+    "export/report/heat.py": ({"source": 2}, "the header of the Python source column"),
+    "cli/tune_cmd.py": ({"source": 1}, "'source', the dest of the SCRIPT_OR_BUNDLE argument"),
+    "core/experiments.py": ({"error": 1}, "a field of the stored ablation table's JSON"),
+    "core/tune_table.py": ({"error": 1, "source": 1}, "fields of the stored tune table's JSON"),
+    "profiles/model.py": ({"source": 1}, "a field of a stored profile's JSON: the file it came from"),
 }
 
 

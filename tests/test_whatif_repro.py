@@ -181,6 +181,7 @@ def test_cli_target_without_a_capture_compiles_the_first_capture_for_it(tmp_path
     (["nokernel"], "no kernel 'nokernel'"),
     (["add_kernel", "--target", "sm_1"], "unknown target 'sm_1'"),
     (["add_kernel", "--variant", "9"], "variant"),
+    (["add_kernel", "--target", "sm_80", "--check"], "--check compares with a capture for the same target"),
 ])
 def test_cli_bad_input_is_one_line(tmp_path, args, message):
     out = tmp_path / "repro.py"
@@ -224,6 +225,7 @@ import torch
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice as ld
+from scale_util import twice as tw
 
 SCALE = tl.constexpr(3)
 OFFSET: tl.constexpr = tl.constexpr(7)
@@ -234,7 +236,7 @@ DEVICE = triton.runtime.driver.active.get_active_torch_device()
 def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n)
-    tl.store(x_ptr + offs, ld.exp(x) * SCALE + OFFSET, mask=offs < n)
+    tl.store(x_ptr + offs, tw(ld.exp(x)) * SCALE + OFFSET, mask=offs < n)
 
 
 x = torch.randn(1000, device=DEVICE)
@@ -244,10 +246,12 @@ scale_kernel[(8,)](x, 1000, BLOCK=128)
 
 @pytest.fixture(scope="session")
 def globals_bundle(tmp_path_factory):
-    """A kernel that reads module-level constexprs and an imported module by an
-    alias: the bundle does not hold them, the file on disk does."""
+    """A kernel that reads module-level constexprs, an imported module by an alias and
+    a helper of another file by an alias: the bundle does not hold the names, the
+    file on disk does (the helper's source is stored)."""
     tmp = tmp_path_factory.mktemp("globals")
     (tmp / "scale.py").write_text(GLOBALS_KERNEL)
+    (tmp / "scale_util.py").write_text("import triton\n\n\n@triton.jit\ndef twice(x):\n    return x * 2\n")
     bundle = tmp / "g.irscope"
     run_cli("run", tmp / "scale.py", "-o", bundle, "-q", "--no-open", check=True, cwd=tmp)
     return bundle
@@ -364,11 +368,11 @@ def test_module_globals_come_from_the_file_and_are_named_when_it_is_gone(globals
     it); with the file gone, the spec names what it could not define."""
     cap = irscope.open(str(globals_bundle)).capture("scale_kernel")
     spec = spec_of(cap)
-    assert spec.notes == ()
+    assert spec.notes == () and spec.helpers == ("twice",)
     for line in ("from triton.language.extra import libdevice as ld", "SCALE = tl.constexpr(3)",
-                 "OFFSET: tl.constexpr = tl.constexpr(7)"):
+                 "OFFSET: tl.constexpr = tl.constexpr(7)", "tw = twice"):
         assert line in spec.source.splitlines()
-    assert "DEVICE" not in spec.source and "torch" not in spec.source
+    assert "DEVICE" not in spec.source and "torch" not in spec.source and "scale_util" not in spec.source
     script = globals_bundle.parent / "scale.py"
     moved = script.with_name("elsewhere.py")
     script.rename(moved)
@@ -376,4 +380,4 @@ def test_module_globals_come_from_the_file_and_are_named_when_it_is_gone(globals
         gone = spec_of(irscope.open(str(globals_bundle)).capture("scale_kernel"))
     finally:
         moved.rename(script)
-    assert gone.notes == ("the kernel uses module-level names the bundle does not hold: OFFSET, SCALE, ld",)
+    assert gone.notes == ("the kernel uses module-level names the bundle does not hold: OFFSET, SCALE, ld, tw",)

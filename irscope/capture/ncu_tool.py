@@ -18,7 +18,7 @@ from irscope.profiles.ncu_source import gpu_from_raw_page, ncu_version
 
 NCU_TIMEOUT_S = 300
 #: The source export ``profile import`` reads (what to run by hand where ncu is).
-SOURCE_EXPORT = ["--page", "source", "--csv", "--print-source", "sass"]
+SOURCE_EXPORT = ["--page", "source", "--csv", "--print-source", "sass"]  # ncu's words: its page and view names
 
 
 @dataclass(frozen=True)

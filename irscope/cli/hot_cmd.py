@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Sequence
 
+from irscope.compiler.stages import LLIR, PTX, SASS, TTGIR
 from irscope.cli.flags import add_selection
 from irscope.errors import IrscopeError
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from irscope.core import Capture
     from irscope.core.profile import HotProfile
 
-HOT_STAGE_CHOICES = ("sass", "ptx", "llir", "ttgir")
+HOT_STAGE_CHOICES = (SASS, PTX, LLIR, TTGIR)
 _DEFAULT_TOP = 10
 
 
@@ -37,7 +38,7 @@ def add_parser(sub) -> None:
                     "--profile), charged to the user's lines (Triton library code such as tl.sum to the line that "
                     "calls it) with their dominant stall reasons, then the top ops of one stage.")
     add_selection(p)
-    p.add_argument("--stage", choices=HOT_STAGE_CHOICES, default="sass",
+    p.add_argument("--stage", choices=HOT_STAGE_CHOICES, default=SASS,
                    help="the stage whose ops to rank (default sass)")
     p.add_argument("--profile", type=int, metavar="ID",
                    help="which attached profile (an id of 'irscope profile ls'; default the newest)")

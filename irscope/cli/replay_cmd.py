@@ -16,6 +16,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Callable
 
+from irscope.compiler.stages import TTGIR, TTIR
 from irscope.cli.flags import VARIANT_HELP
 from irscope.errors import IrscopeError
 
@@ -40,7 +41,7 @@ def add_parser(sub) -> None:
                     "capture in OUT, stamped with what changed; 'irscope diff' compares it with the original.")
     p.add_argument("bundle", metavar="BUNDLE")
     p.add_argument("kernel", metavar="KERNEL", help="kernel name (or a capture id like #3)")
-    p.add_argument("--from", dest="from_stage", choices=("ttir", "ttgir"), default="ttir",
+    p.add_argument("--from", dest="from_stage", choices=(TTIR, TTGIR), default=TTIR,
                    help="the captured stage to compile from (default ttir)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a compile option to change (num_stages=2, num_warps=4, maxnreg=128...); repeatable")

@@ -46,10 +46,7 @@ def _pick(bundle, args):
         caps = [c for c in bundle.captures() if c.kernel == args.kernel or f"#{c.id}" == args.kernel]
         if not caps or any(Target.parse(c.target).name == target for c in caps):
             raise
-    cap = bundle.capture(args.kernel, None, args.variant)
-    print(f"irscope: {cap.kernel} has no {target} capture: the script compiles capture #{cap.id} "
-          f"({cap.target}) for {target}", file=sys.stderr)
-    return cap, target
+    return bundle.capture(args.kernel, None, args.variant), target
 
 
 def main(args) -> int:
@@ -61,6 +58,12 @@ def main(args) -> int:
 
     bundle = irscope.open(args.bundle)
     cap, retarget = _pick(bundle, args)
+    if retarget is not None:
+        if args.check:
+            raise IrscopeError(f"--check compares with a capture for the same target: {cap.kernel} has none for "
+                               f"{retarget}")
+        print(f"irscope: {cap.kernel} has no {retarget} capture: the script compiles capture #{cap.id} "
+              f"({cap.target}) for {retarget}", file=sys.stderr)
     if cap.failed and not cap.source.text:
         raise IrscopeError(f"capture #{cap.id} ({cap.kernel}) failed and holds no source to reproduce")
     spec = spec_of(cap)
@@ -71,11 +74,7 @@ def main(args) -> int:
         print(f"irscope: note: {note}", file=sys.stderr)
     print(f"wrote {args.output}: {spec.kernel} for {spec.target} (capture #{cap.id}); "
           f"run it with 'python {args.output}' or 'irscope run {args.output}'")
-    if not args.check:
-        return 0
-    if retarget is not None:
-        raise IrscopeError(f"--check compares with a capture for the same target: {cap.kernel} has none for {retarget}")
-    return _check(cap, args)
+    return _check(cap, args) if args.check else 0
 
 
 def _check(cap, args) -> int:

@@ -5,9 +5,10 @@ A :class:`CompileSpec` holds the kernel's Python source (the kernel and every
 their types and the specialisations Triton made (divisibility by 16, equal to 1),
 the constexpr values, the compile options a user sets (num_warps, num_stages,
 num_ctas, maxnreg, ...), the target, and the launch (grid, argument shapes and
-dtypes) where the capture knows it. :func:`spec_of` builds one from a capture with
-no access to the original script; :meth:`CompileSpec.with_changes` gives the same
-kernel with other constexprs, options or target (``irscope tune``'s grid points).
+dtypes, from the capture's ``launch`` attachment) where the capture knows it.
+:func:`spec_of` builds one from a capture with no access to the original script;
+:meth:`CompileSpec.with_changes` gives the same kernel with other constexprs,
+options or target (``irscope tune``'s grid points).
 
 Where the source comes from: the kernel's stored function, and each helper the
 source IR (Triton's IR before inlining: one ``tt.func`` per function called) names,
@@ -16,7 +17,12 @@ disk when it still holds the kernel's stored source (the rule of
 :mod:`irscope.core.user_functions`). Decorators are not stored: the kernel is written
 with a plain ``@triton.jit`` (an autotuner's configs are already resolved into the
 constexprs and options), a helper with ``@triton.jit``, or ``@triton.jit(noinline=True)``
-when the TTIR kept it as a function of its own.
+when the TTIR kept it as a function of its own. A Triton before 3.3 keeps no source
+IR: its helpers are the ``@triton.jit`` functions of the kernel's file it calls,
+read from disk. Module-level names the functions read (``SCALE = tl.constexpr(3)``,
+``from ... import libdevice as ld``) are not stored: Triton's own modules are
+imported by their usual names, the rest copied from the kernel's file when it is on
+disk, and named in :attr:`CompileSpec.notes` otherwise.
 """
 
 from __future__ import annotations
@@ -110,10 +116,11 @@ class CompileSpec:
     target: str
     """Canonical target name: ``sm_90``, ``gfx942``."""
     source: str
-    """A self-contained Python module: imports, each helper, then the kernel (decorated
+    """A self-contained Python module: imports, the module-level names the kernel reads
+    (from its file, when on disk), each helper, then the kernel (decorated
     ``@triton.jit``). Compiling ``kernel`` from it gives the captured IR up to locations."""
     file: str | None = None
-    """The original kernel file (for the record; the spec never reads it)."""
+    """The original kernel file, as the compile named it."""
     first_line: int | None = None
     triton_version: str | None = None
     capture_id: int | None = None
@@ -179,19 +186,10 @@ class CompileSpec:
         return replace(self, args=args, options=merged,
                        target=Target.parse(target).name if target is not None else self.target)
 
-    def compile_kernel_json(self, file: str) -> dict[str, Any]:
-        """The spec file ``irscope compile`` hands its child
-        (capture/child/irscope_compile_kernel.py), for ``source`` written to ``file``."""
-        runtime = {a.name: a.type for a in self.args if not a.constexpr and not a.equal_to_1}
-        return {"file": file, "kernel": self.kernel, "signature": runtime,
-                "divisible": list(self.divisible),
-                "constexprs": {k: v for k, v in self.constexprs.items()},
-                "options": dict(self.options)}
-
     @property
     def launch_known(self) -> bool:
-        """Whether the capture recorded its launch (grid and argument shapes)."""
-        return self.grid is not None
+        """Whether the capture recorded its launch (the grid, or argument shapes)."""
+        return self.grid is not None or any(a.shape is not None for a in self.args)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able form (stamps, ``--json`` outputs)."""
@@ -367,15 +365,25 @@ def _free_names(funcs: list[ast.FunctionDef]) -> set[str]:
     return free - defined
 
 
-def _module_globals(names: set[str], file: tuple[list[str], ast.Module | None] | None) -> tuple[list[str], set[str]]:
+def _module_globals(names: set[str], file: tuple[list[str], ast.Module | None] | None,
+                    helpers: set[str]) -> tuple[list[str], set[str]]:
     """The top-level imports and assignments of the kernel's file (read from disk)
-    that bind ``names``, as source lines, and the names they bind."""
+    that bind ``names``, as source lines, and the names they bind. A helper imported
+    under another name (``from .util import helper as h``) becomes ``h = helper``:
+    the module defines the helper itself."""
     if file is None or file[1] is None:
         return [], set()
     lines, tree = file[0], file[1]
     out: list[str] = []
     bound: set[str] = set()
     for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            aliases = [a for a in node.names if a.asname in names and a.name in helpers]
+            for a in aliases:
+                out.append(f"{a.asname} = {a.name}")
+                bound.add(str(a.asname))
+            if aliases:
+                continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             got = {(a.asname or a.name).split(".")[0] for a in node.names} & names
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -409,11 +417,14 @@ def _module_source(kernel_text: str, kernel: str, helpers: list[tuple[str, str]]
     imports = ["import triton", "import triton.language as tl"]
     imports += sorted(_KNOWN_IMPORTS[n] for n in free if n in _KNOWN_IMPORTS and _KNOWN_IMPORTS[n] not in imports)
     unknown = {n for n in free if n not in _KNOWN_IMPORTS}
-    globals_src, bound = _module_globals(unknown, file)
+    globals_src, bound = _module_globals(unknown, file, {name for name, _ in helpers})
     missing = sorted(unknown - bound)
     notes = [f"the kernel uses module-level names the bundle does not hold: {', '.join(missing)}"] if missing else []
-    head = "\n".join(imports) + ("\n\n" + "\n".join(globals_src) if globals_src else "")
-    return head + "\n\n\n" + "\n\n\n".join(parts) + "\n", notes
+    aliases = [g for g in globals_src if re.fullmatch(r"\w+ = \w+", g)]  # helper aliases: after the helpers
+    others = [g for g in globals_src if g not in aliases]
+    head = "\n".join(imports) + ("\n\n" + "\n".join(others) if others else "")
+    tail = "\n\n" + "\n".join(aliases) if aliases else ""
+    return head + "\n\n\n" + "\n\n\n".join(parts) + tail + "\n", notes
 
 
 def _with_launch(cap: "Capture", args: list[ArgSpec]) -> tuple[tuple[int, ...] | None, list[ArgSpec]]:

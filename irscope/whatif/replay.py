@@ -35,7 +35,7 @@ from irscope.store.bundle import Bundle as StoreBundle
 if TYPE_CHECKING:
     from irscope.core.capture import Capture
 
-FROM_STAGES = ("ttir", "ttgir")
+FROM_STAGES = (TTIR, TTGIR)
 """The stages a replay can start from."""
 
 
@@ -47,7 +47,7 @@ class ReplayRequest:
     """Path of the bundle holding the original capture."""
     capture_id: int
     """The original capture's id in that bundle."""
-    from_stage: str = "ttir"
+    from_stage: str = TTIR
     """``ttir`` (the TTGIR pipeline runs again) or ``ttgir`` (the LLVM lowering onwards)."""
     sets: tuple[tuple[str, str], ...] = ()
     """Compile options to change, as written (``("num_stages", "2")``)."""

@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from irscope.core.bundle import open_bundle
 from irscope.errors import IrscopeError
 from irscope.whatif.compile_spec import CompileSpec
 from irscope.whatif.equivalence import Difference, compile_differences
@@ -323,8 +324,6 @@ def round_trip(cap: "Capture", script: str, out_bundle: str, python: str | None 
     if p.returncode != 0:
         last = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
         return RoundTrip(out_bundle, None, (), f"irscope run {script} failed (exit {p.returncode}): {last}")
-    from irscope.core import open_bundle
-
     with open_bundle(out_bundle) as got:
         caps = [c for c in got.captures() if c.kernel == cap.kernel]
         if not caps:

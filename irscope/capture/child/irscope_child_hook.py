@@ -423,15 +423,18 @@ def _launch_info(src):
         values = dict(zip(names, args))
         values.update({k: v for k, v in kwargs.items() if k in names})
         out = {name: got for name, got in ((n, _launch_value(v)) for n, v in values.items()) if got is not None}
+    except Exception:  # a record of the launch is optional: never break the user's launch for it
+        return None
+    try:
         grid = kwargs.get("grid")
-        if callable(grid):
+        if callable(grid):  # the launch calls it after the compile with the same values
             grid = grid({**{k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}, **values})
         if isinstance(grid, int):
             grid = (grid,)
         grid = [int(g) for g in grid] if isinstance(grid, (tuple, list)) else None
-        return {"grid": grid, "args": out}
-    except Exception:  # a record of the launch is optional: never break the user's launch for it
-        return None
+    except Exception:  # a grid function that needs more than the arguments: the shapes still help
+        grid = None
+    return {"grid": grid, "args": out}
 
 
 def _write_record(rec, src, target, options, kernel, error, started, elapsed, exact=None):

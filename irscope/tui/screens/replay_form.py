@@ -22,7 +22,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
-from irscope.compiler.stages import TTGIR
+from irscope.compiler.stages import TTGIR, TTIR
 from irscope.core.passes import droppable_passes
 from irscope.errors import IrscopeError
 
@@ -59,7 +59,7 @@ def parse_choice(sets_text: str, target_text: str, without: str | None) -> Repla
 
 def replay_command(capture: "Capture", choice: ReplayChoice, python: str = sys.executable) -> list[str]:
     """The ``irscope replay`` command line the app runs for ``choice`` (JSON out, no progress)."""
-    cmd = [python, "-m", "irscope", "replay", str(capture.bundle.path), f"#{capture.id}", "--from", "ttir",
+    cmd = [python, "-m", "irscope", "replay", str(capture.bundle.path), f"#{capture.id}", "--from", TTIR,
            "--json", "-q"]
     for item in choice.sets:
         cmd += ["--set", item]
