@@ -8,7 +8,7 @@
 #   report.ncu-rep       `ncu --set full --import-source yes` of its first launches
 #   sass.csv             `ncu -i report.ncu-rep --page source --csv --print-source sass`
 #   cuda.csv             the same with --print-source cuda (Nsight Compute's own per-line view)
-#   proton.hatchet       Proton PC sampling of the script (scripts/proton_pcsample.py)
+#   proton.hatchet       Proton PC sampling of the script (irscope/capture/child/irscope_proton.py, as `irscope run --profile` runs it)
 # and $WORK/env.txt (GPU, driver, tool versions). All but the reports end in
 # $OUT/profiles.tar.gz; each report in $OUT/reports_<name>.tar.gz.
 set -u
@@ -45,7 +45,7 @@ for n in $SCRIPTS; do
   ncu -i "$d/report.ncu-rep" --page details --csv > "$d/details.csv" 2> /dev/null
   ncu -i "$d/report.ncu-rep" --page raw --csv > "$d/raw.csv" 2> /dev/null
   t0=$(date +%s)
-  timeout 200 $PY scripts/proton_pcsample.py "$d/proton" "$s" > "$d/proton.log" 2>&1
+  timeout 200 $PY irscope/capture/child/irscope_proton.py "$d/proton" "$d/proton_info.json" "$s" > "$d/proton.log" 2>&1
   echo "$n proton rc=$? $(( $(date +%s) - t0 ))s $(ls "$d" | tr '\n' ' ')"
   # After each script, so a run stopped at its time limit still returns what it made.
   # The .ncu-rep reports go in a tarball of their own: a returned file is at most 16 MiB.

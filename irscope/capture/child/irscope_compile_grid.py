@@ -10,12 +10,10 @@ compile is recorded failed and the next one goes on. Triton is imported once for
 all jobs. Standard library and Triton only (like irscope_compile_kernel.py).
 """
 
-import importlib.util
 import json
-import os
 import sys
 
-from irscope_compile_kernel import CompileSpecError  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+from irscope_compile_kernel import CompileSpecError, load_object  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
 # How a Triton dtype constexpr reads in a capture's JSON (repr of ``tl.float16``).
 _DTYPE_PREFIX = "triton.language."
@@ -32,20 +30,6 @@ def _constexpr(value):
             return dtype
     return value
 
-
-def _load(path, name):
-    """The module-level object ``name`` of the Python file ``path`` (loaded as a module,
-    not as ``__main__``), wrappers and all."""
-    spec = importlib.util.spec_from_file_location("_irscope_kernel_module", path)
-    if spec is None or spec.loader is None:
-        raise CompileSpecError("cannot load %s" % path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec.loader.exec_module(module)
-    if not hasattr(module, name):
-        raise CompileSpecError("%s has no kernel named %r" % (path, name))
-    return getattr(module, name)
 
 
 def _jit_function(fn):
@@ -96,7 +80,7 @@ def main(spec_path):
     version = tuple(int(x) for x in triton.__version__.split(".")[:2])
     if version < (3, 3):
         raise CompileSpecError("irscope tune compiles with Triton 3.3 or later (this is %s)" % triton.__version__)
-    fn, heuristics = _jit_function(_load(spec["file"], spec["kernel"]))
+    fn, heuristics = _jit_function(load_object(spec["file"], spec["kernel"]))
     if spec.get("report"):  # what the parent cannot see from the captures
         with open(spec["report"], "w") as f:
             json.dump({"heuristics": heuristics}, f)

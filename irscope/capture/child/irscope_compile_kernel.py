@@ -20,7 +20,9 @@ class CompileSpecError(Exception):
     nothing is echoed on stderr besides it)."""
 
 
-def _load_kernel(path, name):
+def load_object(path, name):
+    """The module-level object ``name`` of the Python file ``path`` (loaded as a module,
+    not as ``__main__``), wrappers and all. (irscope_compile_grid.py uses it too.)"""
     spec = importlib.util.spec_from_file_location("_irscope_kernel_module", path)
     if spec is None or spec.loader is None:
         raise CompileSpecError("cannot load %s" % path)
@@ -30,7 +32,11 @@ def _load_kernel(path, name):
     spec.loader.exec_module(module)
     if not hasattr(module, name):
         raise CompileSpecError("%s has no kernel named %r" % (path, name))
-    fn = getattr(module, name)
+    return getattr(module, name)
+
+
+def _load_kernel(path, name):
+    fn = load_object(path, name)
     # Autotuner and Heuristics wrap the JITFunction in ``.fn`` and copy its ``arg_names``,
     # so unwrap by kind, not by attribute.
     while type(fn).__name__ in ("Autotuner", "Heuristics") and hasattr(fn, "fn"):
