@@ -35,10 +35,20 @@ def test_choice_and_command():
                    "tritongpu-prefetch"]
 
 
+async def _until(pilot, ready, rounds: int = 400) -> None:
+    """Pause until ``ready()`` holds (a loaded machine may take several frames to push a
+    screen); the caller's assert then says what never came."""
+    for _ in range(rounds):
+        if ready():
+            return
+        await pilot.pause(0.05)
+
+
 async def _open_form(pilot):
+    await _until(pilot, lambda: isinstance(pilot.app.screen, KernelScreen))
     assert isinstance(pilot.app.screen, KernelScreen)
     await pilot.press("R")
-    await pilot.pause()
+    await _until(pilot, lambda: isinstance(pilot.app.screen, ReplayForm))
     form = pilot.app.screen
     assert isinstance(form, ReplayForm)
     return form
@@ -52,11 +62,11 @@ async def test_a_malformed_option_stays_in_the_form(tmp_path):
         form = await _open_form(pilot)
         assert "tritongpu-pipeline" in form.passes and "convert-triton-to-tritongpu" not in form.passes
         await pilot.press(*"num_stages", "enter")
-        await pilot.pause()
+        await _until(pilot, lambda: "options are KEY=VALUE" in str(form.query_one("#replay-problem", Static).render()))
         assert app.screen is form
         assert "options are KEY=VALUE" in str(form.query_one("#replay-problem", Static).render())
         await pilot.press("escape")
-        await pilot.pause()
+        await _until(pilot, lambda: isinstance(app.screen, KernelScreen))
         assert isinstance(app.screen, KernelScreen)
     assert not (tmp_path / "s.replay.irscope").exists()
 
@@ -74,6 +84,7 @@ async def test_replay_with_opens_the_diff(tmp_path):
         for _ in range(4):
             await app.workers.wait_for_complete()
             await pilot.pause()
+        await _until(pilot, lambda: isinstance(app.screen, DiffScreen))
         screen = app.screen
         assert isinstance(screen, DiffScreen), type(screen)
         a, b = screen._a, screen._b
