@@ -203,15 +203,15 @@ def test_ablation_covers_every_ttgir_pass_and_ranks_them(add_ablation):
         # The control replay reproduces the original compile.
         assert table.control is not None and table.control.compiled and table.control.diff_size == 0
         assert table.control.effect == 0 and table.notes == ()
-        # The passes that changed nothing in the original compile are not replayed:
-        # their rows are the control's.
+        # Every pass is replayed, and those that changed nothing in the original compile
+        # have no effect: what --skip-unchanged assumes when it does not replay them.
         inert = unchanged_passes(cap)
         changed = {p.row.argument for p in cap.passes(TTGIR) if p.step.changed}
         assert inert and not inert & changed
         for r in table.rows:
-            assert r.replayed == (r.pass_name not in inert or r.stage != TTGIR), r
-            if not r.replayed:
-                assert r.capture_id is None and r.figures == table.control.figures and r.no_effect
+            assert r.replayed and r.capture_id is not None, r
+            if r.pass_name in inert and r.stage == TTGIR:
+                assert r.no_effect and r.figures == table.control.figures, r
         # Some pass that did change the IR is felt.
         assert any(r.effect > 0 for r in table.rows if r.pass_name in changed)
         # The table is attached to the capture, as printed.
@@ -219,6 +219,24 @@ def test_ablation_covers_every_ttgir_pass_and_ranks_them(add_ablation):
     with irscope.open(table.replays_path(str(bundle))) as replays:
         ids = [c.id for c in replays.captures()]
         assert sorted(ids) == sorted([table.control.capture_id, *(r.capture_id for r in table.rows if r.replayed)])
+
+
+@pytest.mark.slow
+def test_skip_unchanged_gives_the_control_s_row_to_passes_that_changed_nothing(tmp_path):
+    from irscope.whatif.ablate import unchanged_passes
+
+    bundle = tmp_path / "s.irscope"
+    shutil.copy(SAMPLES, bundle)
+    p = run_cli("passes", bundle, "add_kernel", "--ablate", "--jobs", "2", "--skip-unchanged", "--json", check=True)
+    table = Ablation.from_json(json.loads(p.stdout))
+    with irscope.open(str(bundle)) as b:
+        inert = unchanged_passes(b.capture("add_kernel"))
+    assert table.control is not None and {r.pass_name for r in table.rows if not r.replayed} == inert
+    for r in table.rows:
+        if not r.replayed:
+            assert r.capture_id is None and r.figures == table.control.figures and r.no_effect
+    with irscope.open(table.replays_path(str(bundle))) as replays:
+        assert len(replays.captures()) == 1 + sum(1 for r in table.rows if r.replayed)
 
 
 @pytest.mark.slow
@@ -237,8 +255,8 @@ def test_the_ablation_table_as_text(add_ablation):
     inert = [r.pass_name + ("" if r.replayed else "*") for r in table.rows if r.no_effect]
     felt = [r for r in table.rows if not r.no_effect]
     assert felt and inert
-    skipped = sum(1 for r in table.rows if not r.replayed)
-    assert f"no measured effect ({len(inert)}; {skipped} not replayed, marked *" in text
+    assert not any("*" in name for name in inert)  # every pass replayed
+    assert f"no measured effect ({len(inert)}): " in text
     assert ", ".join(inert) in text
     for r in felt:  # a row each, with its rank
         assert f"│ {r.rank} │ {r.pass_name} " in text

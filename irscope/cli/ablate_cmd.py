@@ -18,7 +18,7 @@ from irscope.core.experiments import Ablation, AblationRow, Figures
 from irscope.errors import IrscopeError
 from irscope.ir.instr_classes import ASYNC_COPY, CLASSES, MMA
 
-ABLATE_ONLY = ("jobs", "without_pass", "output", "replay_all")
+ABLATE_ONLY = ("jobs", "without_pass", "output", "skip_unchanged")
 """The ``passes`` flags that only an ablation takes (dest names; declared in
 :mod:`irscope.cli.main`)."""
 
@@ -54,7 +54,7 @@ def main(cap: Capture, args: Any) -> int:
                             description=f"last: without {label}" if label else "last: the control")
 
         table = ablate(args.bundle, cap, tuple(args.without_pass), jobs=args.jobs or 1, on_progress=on_progress,
-                       out_path=out, replay_all=args.replay_all)
+                       out_path=out, skip_unchanged=args.skip_unchanged)
     if args.json:
         print(json.dumps(table.to_json(), indent=2))
         return 0
@@ -155,7 +155,7 @@ def print_table(table: Ablation, console: Console, bundle: str, replays: str) ->
     if inert:
         skipped = sum(1 for r in inert if not r.replayed)
         why = (f"; {skipped} not replayed, marked *: they changed nothing in the original compile, so leaving "
-               f"them out cannot change it; --replay-all replays them") if skipped else ""
+               f"them out cannot change it (--skip-unchanged)") if skipped else ""
         console.print(Text(f"no measured effect ({len(inert)}{why}): ", style="bold")
                       + Text(", ".join(r.pass_name + ("" if r.replayed else "*") for r in inert), style="dim"))
     for r in table.failed:

@@ -101,9 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --ablate: also a replay without this pass (TTGIR or LLVM lowering); repeatable")
     ps.add_argument("-o", "--output", metavar="BUNDLE",
                     help="with --ablate: the bundle for the replays (default: BUNDLE's stem + .ablate.irscope)")
-    ps.add_argument("--replay-all", action="store_true",
-                    help="with --ablate: also replay the passes that changed nothing in the original compile "
-                         "(by default their row is the control replay's: leaving them out cannot change the IR)")
+    ps.add_argument("--skip-unchanged", action="store_true",
+                    help="with --ablate: do not replay the passes that changed nothing in the original compile "
+                         "(their row is the control replay's: leaving them out cannot change the IR); faster")
 
     sh = sub.add_parser("show", help="the ops of every stage that come from one Python line")
     selection(sh, kernel_optional=True)

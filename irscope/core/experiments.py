@@ -183,10 +183,9 @@ class AblationRow:
     """The pipeline the pass belongs to (``ttgir``; ``llir`` for a pass of the LLVM
     lowering, replayed from the TTGIR), and the stage ``diff_size`` compares."""
     replayed: bool = True
-    """False for a pass that left the IR byte for byte unchanged at every run in the
-    original compile: leaving it out cannot change anything, so its row is the
-    control's, not a replay of its own (``irscope passes --ablate --replay-all``
-    replays it anyway)."""
+    """False only with ``irscope passes --ablate --skip-unchanged``, for a pass that left
+    the IR byte for byte unchanged at every run in the original compile: leaving it out
+    cannot change anything, so its row is the control's, not a replay of its own."""
 
     # The figures by name (None for a compile that failed).
     @property

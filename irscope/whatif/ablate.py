@@ -99,22 +99,23 @@ def unchanged_passes(cap: Capture, stage: str = TTGIR) -> frozenset[str]:
 
 def ablate(bundle_path: str, cap: Capture, extra_without: tuple[str, ...] = (), jobs: int = 1,
            on_progress: ProgressFn | None = None, out_path: str | None = None, save: bool = True,
-           only: tuple[str, ...] | None = None, replay_all: bool = False) -> Ablation:
+           only: tuple[str, ...] | None = None, skip_unchanged: bool = False) -> Ablation:
     """Replay ``cap`` (a capture of the bundle at ``bundle_path``) once without each
     pass of :func:`ablation_passes` (``only``: just these passes), and once from its
     TTIR leaving nothing out (the control), ``jobs`` at a time, into ``out_path``
     (default :func:`side_bundle_path`); the ranked table, attached to ``cap`` in its
     bundle when ``save``.
 
-    A pipeline pass that changed nothing in the original compile
-    (:func:`unchanged_passes`) is not replayed unless ``replay_all``: its row is the
-    control's, marked ``replayed=False``. Passes named in ``only`` or
+    With ``skip_unchanged``, a pipeline pass that changed nothing in the original
+    compile (:func:`unchanged_passes`) is not replayed: its row is the control's,
+    marked ``replayed=False`` (MLIR passes see only their input IR, so leaving such a
+    pass out gives every later pass the same input). Passes named in ``only`` or
     ``extra_without`` are always replayed. IrscopeError (one line) for a capture with
     no TTIR or pass snapshots, an unknown pass, or a Triton too old to leave passes
     out."""
     passes = ablation_passes(cap, extra_without, only)
     named = set(only or ()) | set(extra_without)
-    inert = frozenset() if replay_all else unchanged_passes(cap) - named
+    inert = unchanged_passes(cap) - named if skip_unchanged else frozenset()
     inferred = tuple(p for p, stage in passes if stage == TTGIR and p in inert)
     passes = tuple((p, stage) for p, stage in passes if p not in inferred)
     out = out_path or side_bundle_path(bundle_path)
