@@ -35,7 +35,7 @@ from irscope.errors import IrscopeError
 from irscope.ir import Op, parse_as
 from irscope.ir.model import Frame, Location
 from irscope.ir.python_lines import same_file
-from irscope.ir.statements import StatementMap, statement_map
+from irscope.ir.statements import StatementMap, parse_python, statement_map
 
 if TYPE_CHECKING:
     from irscope.core.capture import Capture
@@ -218,7 +218,7 @@ class _Sources:
             if not (same_file(path, self.capture.file) and any(
                     n > len(lines) or lines[n - 1] != t for n, t in self.kernel_texts.items())):
                 try:
-                    tree: ast.Module | None = ast.parse(text)
+                    tree: ast.Module | None = parse_python(text)
                 except (SyntaxError, ValueError):
                     tree = None
                 got = (lines, tree)

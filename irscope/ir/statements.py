@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import io
+import threading
 import tokenize
 from dataclasses import dataclass, field
 
@@ -88,12 +89,24 @@ class StatementMap:
         return {n: s.first for n, s in self.of_line.items() if n != s.first}
 
 
+_AST_LOCK = threading.Lock()
+# CPython 3.11's ast.parse keeps its recursion depth in shared state: two threads (the
+# app's workers) parsing at once can fail with "AST constructor recursion depth
+# mismatch". Every parse of Python source in the views goes through this lock.
+
+
+def parse_python(text: str) -> ast.Module:
+    """``ast.parse(text)``, one thread at a time (raises what it raises)."""
+    with _AST_LOCK:
+        return ast.parse(text)
+
+
 def _parse(text: str) -> tuple[ast.Module, str, int] | None:
     """The tree, the text parsed and its line shift; an indented function (a method,
     a def inside a block) is parsed under ``if 1:`` and shifted back."""
     for prefix, shift in (("", 0), ("if 1:\n", 1)):
         try:
-            return ast.parse(prefix + text), prefix + text, shift
+            return parse_python(prefix + text), prefix + text, shift
         except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
             continue
     return None
