@@ -378,6 +378,12 @@ def test_custom_ops_run_their_real_implementation(tmp_path, version):
     out = tmp_path / "c.irscope"
     python = [] if version == "installed" else ["--python", _python(version)]
     p = irscope("run", script, *python, "-o", out)
+    if p.returncode != 0 and "terminate called without an active exception" in p.stderr:
+        # Known, intermittent (about 1 run in 10, Triton 3.9 + torch custom ops): a C++
+        # thread aborts the interpreter at exit, after every kernel was captured. Retried
+        # once in a fresh bundle; a second abort, or any other failure, fails the test.
+        out = tmp_path / "c2.irscope"
+        p = irscope("run", script, *python, "-o", out)
     assert p.returncode == 0, p.stderr
     assert "CUSTOM (4096,) (4096,) (4096,)" in p.stdout + p.stderr
     # triton_op, the older Library.impl, custom_op forward, then its backward: launch order.
