@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 import irscope
+from irscope.capture.child.irscope_compile_kernel import constexpr_value
 from irscope.capture.session import CHILD_DIR, CaptureRequest, TargetOutcome, run_capture, run_info
 from irscope.compiler.records import CapturedKernel
 from irscope.core.experiments import TUNE
@@ -75,17 +76,6 @@ class Grid:
         return n
 
 
-def _value(text: str) -> Value:
-    """``64`` -> 64, ``0.5`` -> 0.5, ``True`` -> True, anything else stays text."""
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    if text in ("True", "False"):
-        return text == "True"
-    return text
-
 
 def parse_grid(text: str) -> Grid:
     """``'BLOCK_M=64,128 num_warps=4,8'`` -> a :class:`Grid`. Items are separated by
@@ -101,7 +91,7 @@ def parse_grid(text: str) -> Grid:
         if key in seen:
             raise IrscopeError(f"--grid key {key} is given twice")
         seen.add(key)
-        vals = tuple(dict.fromkeys(_value(v.strip()) for v in values.split(",") if v.strip()))
+        vals = tuple(dict.fromkeys(constexpr_value(v.strip()) for v in values.split(",") if v.strip()))
         if not vals:
             raise IrscopeError(f"--grid key {key} has no values (e.g. {key}=64,128)")
         axes.append((key, vals))

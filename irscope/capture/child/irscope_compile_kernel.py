@@ -46,7 +46,9 @@ def _load_kernel(path, name):
     return fn
 
 
-def _constexpr_value(text):
+def constexpr_value(text):
+    """``64`` -> 64, ``0.5`` -> 0.5, ``True`` -> True, anything else stays text (also
+    how ``irscope tune`` reads a grid's values)."""
     for cast in (int, float):
         try:
             return cast(text)
@@ -67,7 +69,7 @@ def main(spec_path):
     names = list(fn.arg_names)
     types = dict(spec["signature"])  # name -> type ('*fp32', 'i32', ...)
     divisible = set(spec.get("divisible", []))  # names hinted divisible by 16
-    constexprs = {k: _constexpr_value(v) for k, v in spec.get("constexprs", {}).items()}
+    constexprs = {k: constexpr_value(v) for k, v in spec.get("constexprs", {}).items()}
     runtime = [n for n in names if n not in constexprs]
     positional = {k: v for k, v in types.items() if k.startswith("#")}
     if positional:  # '*fp32,i32': runtime parameters in order
