@@ -46,8 +46,9 @@ def ls_json(bundle):
 def sample_bundle(tmp_path_factory):
     """vector_add, matmul (autotune) and the helper-call kernel, captured with no GPU."""
     path = tmp_path_factory.mktemp("samples") / "samples.irscope"
-    for name in ("vector_add", "matmul_autotune", "jit_helper_call"):
-        irscope("run", SAMPLES / f"{name}.py", "-o", path, "-q", check=True)
+    # One process for the three (each `irscope run` starts torch and Triton: seconds).
+    irscope("run", ROOT / "scripts" / "run_samples.py", "-o", path, "-q", "--",
+            "vector_add", "matmul_autotune", "jit_helper_call", check=True)
     return path
 
 
@@ -73,3 +74,9 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 # The profile tests' shared fixture (real H200 captures with real profiles attached).
 from conftest_profiles import ProfiledBundle, ProfiledBundles, profiled  # noqa: E402,F401
+
+# The sample kernels under three Tritons, captured once per session for every worker.
+from conftest_shared import samples_by_version, version_samples  # noqa: E402,F401
+
+# Long test files start first (scripts/test.sh keeps this order under xdist).
+from conftest_order import pytest_collection_modifyitems  # noqa: E402,F401

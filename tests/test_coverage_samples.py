@@ -1,30 +1,24 @@
 """Every stage and every pass snapshot of every sample kernel parses with full
-coverage: Triton 3.2, the default (3.6) and 3.9, on sm_80 and sm_90."""
+coverage: Triton 3.2, the default (3.6) and 3.9, on sm_80 and sm_90 (the session's
+shared capture of the samples, ``conftest_shared.samples_by_version``)."""
 
 import pytest
 
-from conftest import ROOT, VENVS, irscope, ls_json
+from conftest import ls_json
+from conftest_shared import VERSION_PYTHONS
 
 pytestmark = pytest.mark.slow
 
-VERSIONS = {"3.2": VENVS / "triton-3.2" / "bin" / "python", "3.6": None, "3.9": VENVS / "triton-3.9" / "bin" / "python"}
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 
 
-@pytest.mark.parametrize("version", sorted(VERSIONS))
-def test_samples_parse_fully(tmp_path, version):
+@pytest.mark.parametrize("version", sorted(VERSION_PYTHONS))
+def test_samples_parse_fully(version_samples, version):
     from irscope.ir import ParseCache, parse_stage
     from irscope.store.bundle import Bundle
 
-    out = tmp_path / "all.irscope"
-    python = VERSIONS[version]
-    extra = ["--python", python] if python else []
-    names = sorted(p.stem for p in (ROOT / "sample_kernels").glob("*.py"))
-    if version == "3.9":  # 3.9 removed block pointers (a clear frontend error, tested elsewhere)
-        names.remove("block_ptr_matmul")
-    irscope("run", ROOT / "scripts" / "run_samples.py", *extra, "--target", "sm_80", "--target", "sm_90",
-            "-o", out, "-q", "--", *names, check=True, timeout=1200)
-    caps = ls_json(out)
+    out = version_samples
+    caps = [c for c in ls_json(out) if c["triton_version"].rsplit(".", 1)[0] == version]
     kernels = {c["kernel"] for c in caps}
     expected = {"add_kernel", "softmax_kernel", "matmul_kernel", "_layer_norm_fwd_fused", "histogram_kernel",
                 "_attn_fwd", "bias_gelu_rowsum_kernel"} | ({"block_ptr_matmul_kernel"} if version != "3.9" else set())

@@ -5,15 +5,13 @@ bundles, and the version matrix.
 The quick tests read the fixture bundle (Triton 3.6, sm_90: add_kernel, four
 matmul autotune configs, the helper-call kernel); the counts asserted were
 checked once by hand against ``irscope cat ... --stage ptx|sass`` and grep.
-The slow test captures two small bundles (Triton 3.6 and 3.9) and pairs them.
+The slow test pairs Triton 3.6 and 3.9 captures of the session's shared samples bundle.
 """
 
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import pytest
-from conftest import DATA, SAMPLES, VENVS
+from conftest import DATA
 
 import irscope
 from irscope.core.pass_steps import StepCounts
@@ -359,35 +357,20 @@ def test_group_by_orders_labels_naturally():
     assert list(group_by(caps, "target")) == ["sm_80", "sm_90", "sm_90a", "sm_100"]
 
 
-# -- two real bundles (slow) -----------------------------------------------------
-
-def _capture(out, script, python=None, targets=("sm_90",)):
-    cmd = [sys.executable, "-m", "irscope", "run", str(SAMPLES / script), "-o", str(out), "-q"]
-    for t in targets:
-        cmd += ["--target", t]
-    if python:
-        cmd += ["--python", str(python)]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
+# -- two Tritons' real captures (slow) --------------------------------------------
 
 @pytest.fixture(scope="module")
-def two_bundles(tmp_path_factory):
-    """Triton 3.6 (vector_add on sm_90; matmul_autotune on sm_80 and sm_90) and
-    Triton 3.9 (both on sm_90)."""
-    py39 = VENVS / "triton-3.9" / "bin" / "python"
-    if not py39.exists():
-        pytest.skip("no .venvs/triton-3.9 (scripts/setup.sh makes it)")
-    d = tmp_path_factory.mktemp("pairing")
-    a, b = d / "a.irscope", d / "b.irscope"
-    runs = [_capture(a, "vector_add.py"), _capture(b, "vector_add.py", py39)]
-    for p in runs:
-        assert p.wait(timeout=600) == 0, p.stdout.read()
-    runs = [_capture(a, "matmul_autotune.py", targets=("sm_80", "sm_90")),
-            _capture(b, "matmul_autotune.py", py39)]
-    for p in runs:
-        assert p.wait(timeout=600) == 0, p.stdout.read()
-    with irscope.open(a) as ba, irscope.open(b) as bb:
-        yield ba.captures(), bb.captures()
+def two_bundles(version_samples):
+    """From the session's shared capture of the samples: Triton 3.6 (vector_add on sm_90;
+    matmul_autotune on sm_80 and sm_90) and Triton 3.9 (both on sm_90), in that order."""
+    def pick(caps, version, kernel, target):
+        return [c for c in caps if (c.triton_version, c.kernel, c.target) == (version, kernel, target)]
+
+    with irscope.open(version_samples) as b:
+        caps = b.captures()
+        yield (pick(caps, "3.6.0", "add_kernel", "sm_90") + pick(caps, "3.6.0", "matmul_kernel", "sm_80")
+               + pick(caps, "3.6.0", "matmul_kernel", "sm_90"),
+               pick(caps, "3.9.0", "add_kernel", "sm_90") + pick(caps, "3.9.0", "matmul_kernel", "sm_90"))
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ from conftest import irscope
 from tui_support import run_async, settle
 
 CASES = [("jit_helper_call", "ncu"), ("fused_softmax", "ncu"), ("layer_norm", "proton")]
-STAGES = ("ttgir", "sass")
+STAGES = ("ttir", "ttgir", "sass")
 
 
 def _hot(path: Path, kernel: str, stage: str = "sass") -> dict:

@@ -271,6 +271,32 @@ def test_ldgsts_operands_still_compared() -> None:
     assert why is not None and f"offset 0x{ld.offset:04x}" in why
 
 
+def test_memory_operands_in_another_order_match_but_registers_keep_theirs() -> None:
+    """ncu may print a memory instruction's operands in its own order (LDGSTS's
+    destination last): any instruction with a ``[...]`` operand is compared as a multiset
+    (vector_add's STG with its address last here); another register is still a
+    mismatch, and so are an ALU instruction's operands swapped."""
+    text = _csv("vector_add")
+    block = parse_ncu_source(text)[0]
+    code = _capture_code("vector_add", 1)
+    stg = next(i for i in block.instructions if "STG.E.128 desc[" in i.text)
+    head, _, value = stg.text.rpartition(", ")
+    address = head.split()[-1]
+    swapped = stg.text.replace(f"{address}, {value}", f"{value}, {address}")
+    got = parse_ncu_source(text.replace(stg.text, swapped, 1))[0]
+    assert sass_mismatch("add_kernel", got.instructions, code, got.base_address) is None
+    other = parse_ncu_source(text.replace(stg.text, stg.text.replace(value, "R99"), 1))[0]
+    why = sass_mismatch("add_kernel", other.instructions, code, other.base_address)
+    assert why is not None and f"offset 0x{stg.offset:04x}" in why
+    alu = next(i for i in block.instructions if i.text.split()[0].startswith("IMAD") and i.text.count(",") >= 3)
+    ops = alu.text.split(None, 1)[1].split(", ")
+    assert ops[1] != ops[2]  # IMAD.WIDE R2, R0, 0x4, R2
+    flipped = alu.text.replace(", ".join(ops), ", ".join([ops[0], ops[2], ops[1], *ops[3:]]))
+    bad = parse_ncu_source(text.replace(alu.text, flipped, 1))[0]
+    why = sass_mismatch("add_kernel", bad.instructions, code, bad.base_address)
+    assert why is not None and f"offset 0x{alu.offset:04x}" in why
+
+
 def test_a_shorter_profile_is_a_mismatch() -> None:
     block = _blocks("vector_add")[0]
     code = _capture_code("vector_add", 1)

@@ -21,6 +21,7 @@ from irscope.whatif.replay import (ReplayRequest, _chunks, check_request, known_
 
 SAMPLES = DATA / "samples_sm90.irscope"  # matmul_kernel #5: num_stages=5, num_warps=2
 LEARNER = DATA / "learner_sm90.irscope"  # _attn_fwd #2: STAGE=3, num_stages=3
+HELPERS = (SAMPLES, 6)  # bias_gelu_rowsum_kernel: a loop the pipeliner leaves alone (its values keep their names)
 MATMUL, ATTN = (SAMPLES, 5), (LEARNER, 2)
 ASYNC_COPY = "ttg.async_copy_global_to_local"
 
@@ -55,12 +56,14 @@ def _cap(path, cap_id):
 @pytest.fixture(scope="module")
 def replays(tmp_path_factory):
     """One replay_many run (one child process): num_stages=2 of the matmul and of the
-    attention kernel, the matmul without the pipeliner, and the matmul for sm_80."""
+    attention kernel, the matmul without the pipeliner, the matmul for sm_80, and
+    num_stages=2 of the kernel with an unpipelined loop."""
     out = tmp_path_factory.mktemp("replay") / "replays.irscope"
     reqs = [ReplayRequest(str(MATMUL[0]), MATMUL[1], "ttir", (("num_stages", "2"),)),
             ReplayRequest(str(ATTN[0]), ATTN[1], "ttir", (("num_stages", "2"),)),
             ReplayRequest(str(MATMUL[0]), MATMUL[1], "ttir", without=("tritongpu-pipeline",)),
-            ReplayRequest(str(MATMUL[0]), MATMUL[1], "ttir", target="sm80")]
+            ReplayRequest(str(MATMUL[0]), MATMUL[1], "ttir", target="sm80"),
+            ReplayRequest(str(HELPERS[0]), HELPERS[1], "ttir", (("num_stages", "2"),))]
     seen = []
     outcomes = replay_many(reqs, str(out), on_progress=lambda done, total, o: seen.append((done, total)))
     return out, outcomes, seen
@@ -68,10 +71,11 @@ def replays(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def real_compiles(tmp_path_factory):
-    """The matmul and the attention kernel compiled from their Python with num_stages=2."""
+    """The matmul, the attention kernel and the helper-calling kernel compiled from their
+    Python with num_stages=2."""
     tmp = tmp_path_factory.mktemp("real")
     jobs = []
-    for path, cap_id in (MATMUL, ATTN):
+    for path, cap_id in (MATMUL, ATTN, HELPERS):
         cap = _cap(path, cap_id)
         jobs.append({"file": str(ROOT / cap.file), "kernel": cap.kernel, "signature": cap.info["signature"],
                      "constexprs": cap.constexprs, "attrs": cap.info["attrs"],
@@ -85,19 +89,19 @@ def real_compiles(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("which", [0, 1], ids=["matmul", "attention"])
-def test_set_num_stages_equals_a_real_compile(replays, real_compiles, which):
+@pytest.mark.parametrize("which, replayed", [(0, 0), (1, 1), (2, 4)], ids=["matmul", "attention", "loop"])
+def test_set_num_stages_equals_a_real_compile(replays, real_compiles, which, replayed):
     out, outcomes, _ = replays
-    o = outcomes[which]
+    o = outcomes[replayed]
     assert o.ok and o.error is None and o.capture_id is not None
     with irscope.open(str(real_compiles)) as real, irscope.open(str(out)) as rep:
         a, b = real.captures()[which], rep.capture(f"#{o.capture_id}")
         assert a.options["num_stages"] == b.options["num_stages"] == 2
         assert compile_differences(a, b, stages=(TTGIR, LLIR, PTX)) == []
         assert a.resources.registers == b.resources.registers and a.resources.shared == b.resources.shared
-        orig = _cap(*(MATMUL, ATTN)[which])
-        # and the replay is not the original (num_stages changed something)
-        assert compile_differences(orig, b, stages=(TTGIR,)) != []
+        if which < 2:  # a pipelined loop: num_stages changed something
+            orig = _cap(*(MATMUL, ATTN)[which])
+            assert compile_differences(orig, b, stages=(TTGIR,)) != []
 
 
 @pytest.mark.slow
@@ -142,7 +146,7 @@ def test_a_replay_that_fails_to_compile_is_a_failed_capture(tmp_path):
 @pytest.mark.slow
 def test_replays_are_stamped_named_as_the_original_and_progress_is_told(replays):
     out, outcomes, seen = replays
-    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert seen == [(i, 5) for i in range(1, 6)]
     with StoreBundle.open(str(out)) as store:
         stamps = {a.capture_id: a for a in attachments(store, kind="replay")}
     assert sorted(stamps) == sorted(o.capture_id for o in outcomes)
@@ -164,6 +168,45 @@ def test_diff_shows_what_the_replay_changed(replays):
     p = run_cli("diff", f"{MATMUL[0]}:#{MATMUL[1]}", f"{out}:#{outcomes[0].capture_id}", "--json", check=True)
     data = json.loads(p.stdout)
     assert "num_stages" in json.dumps(data) and data
+
+
+ROWS_KERNEL = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def rows_kernel(y_ptr, x_ptr, stride, n_rows, n_cols, BLOCK: tl.constexpr, num_stages: tl.constexpr):
+        step = tl.num_programs(0)
+        for row in tl.range(tl.program_id(0), n_rows, step, num_stages=num_stages):
+            cols = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+            tl.store(y_ptr + row * stride + cols, x - tl.max(x, axis=0), mask=cols < n_cols)
+
+
+    x = torch.randn(64, 1000, device="cuda")
+    y = torch.empty_like(x)
+    for stages in (3, 2):  # the constexpr and the option, as Triton's softmax tutorial passes them
+        rows_kernel[(8,)](y, x, x.stride(0), 64, 1000, BLOCK=1024, num_stages=stages)
+''')
+
+
+@pytest.mark.slow
+def test_num_stages_that_is_also_a_constexpr_sets_both(tmp_path):
+    """A kernel whose ``num_stages`` constexpr is its loop's ``num_stages=`` (Triton's
+    softmax tutorial): ``--set num_stages=2`` sets the option and the loop's stages,
+    and equals the script's own compile with num_stages=2 (the capture beside it)."""
+    (tmp_path / "rows.py").write_text(ROWS_KERNEL)
+    bundle, out = tmp_path / "rows.irscope", tmp_path / "r.irscope"
+    run_cli("run", tmp_path / "rows.py", "-o", bundle, "-q", "--no-open", check=True, cwd=tmp_path)
+    run_cli("replay", bundle, "#1", "--set", "num_stages=2", "-o", out, "-q", check=True)
+    with irscope.open(str(bundle)) as orig, irscope.open(str(out)) as rep:
+        three, two, got = orig.capture("#1"), orig.capture("#2"), rep.captures()[0]
+        assert three.constexprs["num_stages"] == 3 and two.constexprs["num_stages"] == 2
+        assert got.constexprs["num_stages"] == 2 and got.options["num_stages"] == 2
+        assert compile_differences(two, got, stages=(TTGIR, LLIR, PTX)) == []
+        assert compile_differences(three, got, stages=(TTGIR,)) != []
 
 
 def test_unknown_pass_lists_the_known_ones():
@@ -249,6 +292,18 @@ def test_cli_json_and_a_replay_from_ttgir(tmp_path):
         # PTX and registers out
         assert {p.row.stage for p in cap.passes()} <= {LLIR, PTX, "cubin"}
         assert compile_differences(_cap(*MATMUL), cap, stages=(LLIR, PTX)) == []
+
+
+@pytest.mark.slow
+def test_maxnreg_from_ttgir_reaches_the_lowering(tmp_path):
+    """The TTGIR pipeline writes maxnreg into the module (``ttg.maxnreg``) and the LLVM
+    lowering reads it there: a replay from TTGIR writes it into the IR it compiles."""
+    out = tmp_path / "r.irscope"
+    run_cli("replay", SAMPLES, f"#{MATMUL[1]}", "--from", "ttgir", "--set", "maxnreg=40", "-o", out, "-q", check=True)
+    with irscope.open(str(out)) as rep:
+        cap = rep.capture("#1")
+        assert "ttg.maxnreg = 40 : i32" in cap.stage(TTGIR).text and ".maxnreg 40" in cap.stage(PTX).text
+        assert cap.resources.registers <= 40 < _cap(*MATMUL).resources.registers
 
 
 def test_replays_are_dealt_to_children_one_python_each():

@@ -13,9 +13,10 @@ import pytest
 import irscope
 from conftest import DATA, SAMPLES, irscope as run_cli
 from conftest_profiles import PROFILES
-from irscope.capture.profile_attach import attach_ncu, attach_proton
+from irscope.capture.profile_attach import attach_ncu, attach_proton, attach_run
 from irscope.capture.profile_run import ProfilerRun, gpu_present, ncu_command, ncu_kernel_filter
-from irscope.core.profile import profiles_of
+from irscope.cli.run_profile import run_profile_json
+from irscope.core.profile import profile_of, profiles_of
 from irscope.profiles.ncu_source import parse_ncu_source
 
 
@@ -83,6 +84,47 @@ def test_proton_goes_to_the_first_capture_of_each_name(tmp_path):
     assert stamp.tool == "proton" and stamp.launches == 2 and "every launch and variant" in stamp.notes[0]
 
 
+def test_json_gives_each_capture_what_was_attached_to_it(tmp_path):
+    """``run --profile --json``: ``run --json``'s captures, each with the profile the run
+    attached (the flash_attention export: one launch per variant) or why it got none
+    (matmul_autotune: the three configs no profiled launch ran)."""
+    path = _copy(tmp_path, "flash_attention")
+    text = (PROFILES / "flash_attention" / "sass.csv").read_text()
+    outcome = attach_run(str(path), [1, 2], _run("flash_attention"), text)
+    rows = run_profile_json(str(path), [1, 2], outcome)
+    listed = json.loads(run_cli("ls", path, "--json", check=True).stdout)
+    assert [{k: v for k, v in r.items() if k not in ("profile", "profile_note")} for r in rows] == listed
+    with irscope.open(path) as b:
+        for row, a in zip(rows, outcome.attached):
+            hot = profile_of(b.capture(f"#{row['id']}"))
+            p = row["profile"]
+            assert (p["id"], p["tool"], p["launches"], p["gpu"], p["source"]) == (
+                a.profile_id, "ncu", 1, "NVIDIA H200", "irscope run --profile")
+            assert p["total_samples"] == a.total_samples == hot.total_samples > 0
+            assert p["unattributed"] == hot.unattributed
+            assert p["label"] == hot.stamp.label() and p["label"].startswith(f"#{a.profile_id} ncu 2025.3.1.0")
+            assert row["profile_note"] is None
+    path = _copy(tmp_path, "matmul_autotune")
+    text = (PROFILES / "matmul_autotune" / "sass.csv").read_text()
+    outcome = attach_run(str(path), [1, 2, 3, 4], _run("matmul_autotune"), text)
+    rows = run_profile_json(str(path), [1, 2, 3, 4], outcome)
+    assert [r["profile"]["launches"] if r["profile"] else None for r in rows] == [2, None, None, None]
+    assert [r["profile_note"] for r in rows[1:]] == list(outcome.notes)
+    assert all(n.startswith(f"#{r['id']} ") and "nothing attached" in n for r, n in zip(rows[1:], outcome.notes))
+    # the profiling failed (or never ran): the captures, with no profile
+    assert [(r["profile"], r["profile_note"]) for r in run_profile_json(str(path), [1, 2], None)] == [(None, None)] * 2
+
+
+def test_json_of_a_proton_run_is_on_the_first_capture_of_the_name(tmp_path):
+    path = _copy(tmp_path, "flash_attention")
+    text = (PROFILES / "flash_attention" / "proton.hatchet").read_text()
+    outcome = attach_run(str(path), [1, 2], _run("flash_attention", "proton", "proton.hatchet"), text)
+    first, second = run_profile_json(str(path), [1, 2], outcome)
+    assert first["profile"]["tool"] == "proton" and first["profile"]["launches"] == 2
+    assert first["profile"]["total_samples"] == outcome.attached[0].total_samples > 0
+    assert second["profile"] is None and second["profile_note"] is None
+
+
 def test_profile_with_a_target_is_refused(tmp_path):
     out = tmp_path / "x.irscope"
     p = run_cli("run", SAMPLES / "vector_add.py", "--profile", "--target", "sm_90", "-o", out, "-q")
@@ -91,10 +133,11 @@ def test_profile_with_a_target_is_refused(tmp_path):
 
 
 @pytest.mark.skipif(gpu_present(), reason="this machine has a GPU")
-def test_profile_without_a_gpu_is_one_line_and_captures_nothing(tmp_path):
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_profile_without_a_gpu_is_one_line_and_captures_nothing(tmp_path, json_flag):
     out = tmp_path / "x.irscope"
-    p = run_cli("run", SAMPLES / "vector_add.py", "--profile", "--profiler", "proton", "-o", out, "-q")
-    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    p = run_cli("run", SAMPLES / "vector_add.py", "--profile", "--profiler", "proton", "-o", out, "-q", *json_flag)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1 and p.stdout == "", p.stderr
     assert "needs an NVIDIA GPU" in p.stderr and "irscope profile import" in p.stderr
     assert not out.exists()
 

@@ -73,12 +73,13 @@ async def test_python_and_stage_columns_show_the_core_samples(profiled):
         # every sample the core charges to a line is on a row (nothing lost on the way)
         assert sum(shown.values()) + own.unattributed == own.total_samples
         assert f"% of {own.total_samples} samples" in str(screen.query_one("#source-pane").border_subtitle)
-        # the stage panes: no heat on TTIR (no stage the core lays samples over), TTGIR's from the core
+        # every stage pane, the one it opens on (TTIR) first, shows the core's samples of that stage
         stage = screen.query_one("#stage", IRView)
-        assert screen.stage == "ttir" and not stage.heat_shown
-        for name in ("ttgir", "llir", "ptx", "sass"):
-            screen.select_stage(name)
-            await _settled(pilot)
+        assert screen.stage == "ttir" and set(own.stages) == {"ttir", "ttgir", "llir", "ptx", "sass"}
+        for name in ("ttir", "ttgir", "llir", "ptx", "sass"):
+            if name != screen.stage:
+                screen.select_stage(name)
+                await _settled(pilot)
             assert stage.heat_shown, name
             want_stage = own.stage_heat(name)
             got = {y + 1: stage.heat_at(y) for y in range(stage.line_count) if stage.heat_at(y)}
@@ -109,6 +110,17 @@ async def test_python_and_stage_columns_show_the_core_samples(profiled):
         await pilot.press("h")
         await _settled(pilot)
         assert pane.heat_shown and stage.heat_shown
+        # and on TTIR: h hides its column and brings it back
+        screen.select_stage("ttir")
+        await _settled(pilot)
+        assert stage.heat_shown and {y + 1: stage.heat_at(y) for y in range(stage.line_count)
+                                     if stage.heat_at(y)} == own.stage_heat("ttir")
+        await pilot.press("h")
+        await _settled(pilot)
+        assert not stage.heat_shown
+        await pilot.press("h")
+        await _settled(pilot)
+        assert stage.heat_shown
 
 
 @run_async

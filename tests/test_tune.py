@@ -62,6 +62,24 @@ def test_grid_keys_are_the_kernels_constexprs_and_the_tunable_options():
         check_grid(Grid((("num_warps", (4, "x")),)), spec)
 
 
+def test_dtype_values_are_written_as_the_capture_writes_dtypes():
+    from dataclasses import replace
+
+    from irscope.whatif.compile_spec import ArgSpec
+    from irscope.whatif.tune import typed_grid
+
+    with irscope.open(SAMPLES_SM90) as b:
+        spec = spec_of(b.capture(f"#{REAL_128}"))
+    # a kernel with OUT_DTYPE: tl.constexpr, captured as tl.float16
+    spec = replace(spec, args=(*spec.args, ArgSpec("OUT_DTYPE", "constexpr", constexpr=True,
+                                                     value="triton.language.float16")))
+    grid = typed_grid(parse_grid("OUT_DTYPE=float32,tl.bfloat16,fp16,torch.float16,triton.language.int8 "
+                                 "BLOCK_SIZE_M=64 num_warps=4"), spec)
+    assert grid.axes == (("OUT_DTYPE", ("triton.language.float32", "triton.language.bfloat16",
+                                        "triton.language.float16", "triton.language.int8")),
+                         ("BLOCK_SIZE_M", (64,)), ("num_warps", (4,)))
+
+
 def test_cli_errors_are_one_line_with_no_compile(tmp_path, capsys):
     notes = tmp_path / "notes.txt"
     notes.write_text("not a kernel")

@@ -17,9 +17,12 @@ import pytest
 
 import irscope
 from irscope.errors import IrscopeError
+from irscope.store.attachments import attachments, remove_attachment
+from irscope.store.bundle import GLOBALS
+from irscope.store.bundle import Bundle as StoreBundle
 from irscope.whatif.compile_spec import _attrs_by_name, spec_of
 from irscope.whatif.equivalence import compile_differences, stage_difference, without_locations
-from irscope.whatif.repro import repro_script
+from irscope.whatif.repro import _literal, repro_script
 from irscope.whatif.repro import round_trip as run_round_trip
 
 from conftest import DATA, SAMPLES, VENVS, irscope as run_cli
@@ -119,6 +122,12 @@ def test_every_capture_gives_a_script_that_parses_and_states_its_compile(bundle)
         assert repro_script(spec, str(bundle)) == text  # pure
 
 
+def test_non_finite_values_are_written_as_floats():
+    """A constexpr of -inf (a softmax's mask value) has no literal: the script spells it."""
+    assert _literal(float("-inf")) == "float('-inf')"
+    assert eval(_literal([1.5, float("inf")])) == [1.5, float("inf")]
+
+
 # -- comparing compiles up to locations ---------------------------------------------------
 
 def _moved(text: str) -> str:
@@ -149,6 +158,22 @@ def test_a_changed_op_is_a_difference(stage, old, new):
     assert old in text
     got = stage_difference(stage, text, text.replace(old, new, 1))
     assert got is not None and got.what == stage and "line" in got.detail
+
+
+@pytest.mark.parametrize("stage", ["ttir", "ttgir"])
+def test_value_names_are_not_differences_but_a_moved_value_is(stage):
+    """A compile from an IR file names a loop's induction variable and iteration
+    arguments ``%argN`` (MLIR prints no location for them to take a name from), and a
+    name may be reused in another region: neither is a difference. A value used in
+    another place is."""
+    text = _cap(SAMPLES_SM90, "matmul_kernel", variant="0").stage(stage).text
+    iv, arg = re.search(r"scf\.for (%\w+) = .*?iter_args\((%\w+) = ", text).groups()
+    renamed = re.sub(re.escape(iv) + r"\b", "%arg9", re.sub(re.escape(arg) + r"\b", "%arg10", text))
+    assert renamed != text and stage_difference(stage, text, renamed) is None
+    x, y = re.search(r"arith\.addi (%\w+), (%\w+)", text).groups()
+    swapped = text.replace(f"arith.addi {x}, {y}", f"arith.addi {y}, {x}", 1)
+    got = stage_difference(stage, text, swapped)
+    assert got is not None and f"{x}, {y}" in got.detail  # shown with the real names
 
 
 def test_two_different_kernels_differ_in_every_stage_and_resource():
@@ -226,9 +251,12 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice as ld
 from scale_util import twice as tw
+import scale_util
 
 SCALE = tl.constexpr(3)
 OFFSET: tl.constexpr = tl.constexpr(7)
+DEFAULT_BLOCK = tl.constexpr(64)
+LIMIT = tl.constexpr(6.0)
 DEVICE = triton.runtime.driver.active.get_active_torch_device()
 
 
@@ -239,19 +267,52 @@ def scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
     tl.store(x_ptr + offs, tw(ld.exp(x)) * SCALE + OFFSET, mask=offs < n)
 
 
+@triton.jit
+def clamp(x):
+    return tl.minimum(tl.maximum(x, -LIMIT), LIMIT)
+
+
+@triton.jit
+def tuple_kernel(ptrs, n, cfg, BLOCK: tl.constexpr = DEFAULT_BLOCK, CLAMP: tl.constexpr = False):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(ptrs[0] + offs, mask=offs < n)
+    if CLAMP:  # pruned: clamp is never called, so the source IR does not name it
+        x = clamp(x)
+    tl.store(ptrs[1] + offs, scale_util.thrice(x) * cfg[0] + cfg[1][1], mask=offs < n)
+
+
 x = torch.randn(1000, device=DEVICE)
 scale_kernel[(8,)](x, 1000, BLOCK=128)
+tuple_kernel[(16,)]((x, torch.empty_like(x)), 1000, (2.0, (1, 3)))
+"""
+SCALE_UTIL = """
+import triton
+import triton.language as tl
+
+THREE = tl.constexpr(3)
+
+
+@triton.jit
+def twice(x):
+    return x * 2
+
+
+@triton.jit
+def thrice(x):
+    return x * THREE
 """
 
 
 @pytest.fixture(scope="session")
 def globals_bundle(tmp_path_factory):
     """A kernel that reads module-level constexprs, an imported module by an alias and
-    a helper of another file by an alias: the bundle does not hold the names, the
-    file on disk does (the helper's source is stored)."""
+    a helper of another file by an alias; another that takes tuples, reads a global as
+    a default constexpr and calls a helper as an attribute of the user's module, which
+    reads that module's constexpr. The helpers' sources are stored; the names are
+    recorded in the bundle (and are in the files on disk)."""
     tmp = tmp_path_factory.mktemp("globals")
     (tmp / "scale.py").write_text(GLOBALS_KERNEL)
-    (tmp / "scale_util.py").write_text("import triton\n\n\n@triton.jit\ndef twice(x):\n    return x * 2\n")
+    (tmp / "scale_util.py").write_text(SCALE_UTIL)
     bundle = tmp / "g.irscope"
     run_cli("run", tmp / "scale.py", "-o", bundle, "-q", "--no-open", check=True, cwd=tmp)
     return bundle
@@ -363,21 +424,46 @@ def test_the_script_compiles_with_a_triton_before_3_3(tmp_path, version):
 
 
 @pytest.mark.slow
-def test_module_globals_come_from_the_file_and_are_named_when_it_is_gone(globals_bundle, round_trip):
-    """The globals' lines are copied from the kernel's file (the round trip compiles
-    it); with the file gone, the spec names what it could not define."""
-    cap = irscope.open(str(globals_bundle)).capture("scale_kernel")
-    spec = spec_of(cap)
+def test_module_globals_come_from_the_bundle_and_else_from_the_file(globals_bundle, round_trip, tmp_path):
+    """The names the kernel reads are recorded at compile time and written from the
+    bundle, with or without the kernel's file (the round trip compiles the script). A
+    bundle without that record (made before it) copies their lines from the file, and
+    names them when the file is gone."""
+    older = tmp_path / "older.irscope"
+    shutil.copy(globals_bundle, older)
+    store = StoreBundle.open(str(older), create=True)
+    try:
+        for row in attachments(store, kind=GLOBALS):
+            remove_attachment(store, row.id)
+    finally:
+        store.close()
+    spec = spec_of(irscope.open(str(globals_bundle)).capture("scale_kernel"))
     assert spec.notes == () and spec.helpers == ("twice",)
-    for line in ("from triton.language.extra import libdevice as ld", "SCALE = tl.constexpr(3)",
-                 "OFFSET: tl.constexpr = tl.constexpr(7)", "tw = twice"):
+    for line in ("import triton.language.extra.libdevice as ld", "SCALE = tl.constexpr(3)",
+                 "OFFSET = tl.constexpr(7)", "tw = twice"):
         assert line in spec.source.splitlines()
     assert "DEVICE" not in spec.source and "torch" not in spec.source and "scale_util" not in spec.source
+    from_file = spec_of(irscope.open(str(older)).capture("scale_kernel"))
+    assert from_file.notes == ()
+    for line in ("from triton.language.extra import libdevice as ld", "OFFSET: tl.constexpr = tl.constexpr(7)"):
+        assert line in from_file.source.splitlines()
     script = globals_bundle.parent / "scale.py"
     moved = script.with_name("elsewhere.py")
     script.rename(moved)
     try:
         gone = spec_of(irscope.open(str(globals_bundle)).capture("scale_kernel"))
+        older_gone = spec_of(irscope.open(str(older)).capture("scale_kernel"))
     finally:
         moved.rename(script)
-    assert gone.notes == ("the kernel uses module-level names the bundle does not hold: OFFSET, SCALE, ld, tw",)
+    assert gone.source == spec.source and gone.notes == ()
+    assert older_gone.notes == ("the kernel uses module-level names the bundle does not hold: OFFSET, SCALE, ld, tw",)
+    tup = spec_of(irscope.open(str(globals_bundle)).capture("tuple_kernel"))
+    assert tup.notes == () and tup.helpers == ("thrice",)
+    assert tup.arg("ptrs").elements == ("*fp32", "*fp32") and tup.arg("cfg").elements == ("fp32", ("constexpr", "i32"))
+    assert tup.tuple_constexprs == (((2, 1, 0), 1),) and tup.tuple_divisible == ((0, 0), (0, 1))
+    assert tup.declared_constexprs == {"BLOCK": 64, "CLAMP": False}  # BLOCK: the global tl.constexpr, unwrapped
+    lines = tup.source.splitlines()
+    for line in ("DEFAULT_BLOCK = tl.constexpr(64)", "THREE = tl.constexpr(3)",
+                 "scale_util = types.ModuleType('scale_util')", "scale_util.thrice = thrice",
+                 "def clamp(x):", "LIMIT = tl.constexpr(6.0)"):  # an uncalled helper, and what it reads
+        assert line in lines

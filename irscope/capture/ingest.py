@@ -459,6 +459,7 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         remarks=remarks,
         remarks_status=remarks_status,
         launch=meta.get("launch") if isinstance(meta.get("launch"), dict) else None,
+        globals=meta.get("globals") if isinstance(meta.get("globals"), dict) else None,
     )
 
 

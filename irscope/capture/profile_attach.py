@@ -51,16 +51,18 @@ class ProfileOutcome:
     attached: tuple[Attached, ...]
     notes: tuple[str, ...]
     kept: str | None  # where the profiler's own file was kept (--keep-profile)
+    refused: tuple[tuple[int, str], ...] = ()
+    """(capture id, its note) of each capture that no profiled launch fits (``notes`` holds the same lines)."""
 
 
 def _attach(bundle_path: str, capture_ids: list[int], run: ProfilerRun, kind: str, text: str,
-            one_per_name: bool) -> tuple[list[Attached], list[str]]:
+            one_per_name: bool) -> tuple[list[Attached], list[tuple[int, str]]]:
     """Plan and attach, capture by capture, as ``irscope profile import BUNDLE '#ID'``
-    does; a capture no launch fits gets a note instead. ``one_per_name``: only the
-    first capture of each kernel name (Proton: one profile holds every variant)."""
+    does; a capture no launch fits gets a note instead, (capture id, note). ``one_per_name``:
+    only the first capture of each kernel name (Proton: one profile holds every variant)."""
     stamps = Stamps(gpu=run.gpu, tool_version=run.tool_version, date=run.date)
     planned: list[PlannedImport] = []
-    notes: list[str] = []
+    notes: list[tuple[int, str]] = []
     seen: set[str] = set()
     with irscope.open(bundle_path) as view:
         caps = [c for c in view.captures() if c.id in set(capture_ids) and not c.error]
@@ -74,7 +76,7 @@ def _attach(bundle_path: str, capture_ids: list[int], run: ProfilerRun, kind: st
                 planned += plan_import(view, f"#{cap.id}", None, None, kind=kind, text=text, source=SOURCE,
                                        stamps=stamps)
             except IrscopeError as exc:  # this capture's code was not among the profiled launches
-                notes.append(f"#{cap.id} {cap.kernel} [{cap.variant}]: nothing attached ({exc})")
+                notes.append((cap.id, f"#{cap.id} {cap.kernel} [{cap.variant}]: nothing attached ({exc})"))
     ids = import_planned(bundle_path, planned)
     attached = [Attached(p.capture_id, p.profile.kernel, p.title, pid, p.profile.launches, p.profile.total_samples)
                 for pid, p in zip(ids, planned)]
@@ -84,13 +86,15 @@ def _attach(bundle_path: str, capture_ids: list[int], run: ProfilerRun, kind: st
 def attach_ncu(bundle_path: str, capture_ids: list[int], run: ProfilerRun,
                csv_text: str) -> tuple[list[Attached], list[str]]:
     """Attach an ncu source export's launches to the captures whose SASS they ran; (attached, notes)."""
-    return _attach(bundle_path, capture_ids, run, NCU_CSV, csv_text, one_per_name=False)
+    attached, refused = _attach(bundle_path, capture_ids, run, NCU_CSV, csv_text, one_per_name=False)
+    return attached, [n for _, n in refused]
 
 
 def attach_proton(bundle_path: str, capture_ids: list[int], run: ProfilerRun,
                   text: str) -> tuple[list[Attached], list[str]]:
     """Attach Proton's samples of each captured kernel name to its first capture; (attached, notes)."""
-    return _attach(bundle_path, capture_ids, run, HATCHET, text, one_per_name=True)
+    attached, refused = _attach(bundle_path, capture_ids, run, HATCHET, text, one_per_name=True)
+    return attached, [n for _, n in refused]
 
 
 def profile_and_attach(bundle_path: str, capture_ids: list[int], script: str, script_args: list[str],
@@ -115,8 +119,18 @@ def profile_and_attach(bundle_path: str, capture_ids: list[int], script: str, sc
         if tool == NCU:
             export = export_report(run.output)  # as `profile import` reads a report
             run = replace(run, gpu=export.gpu or run.gpu, tool_version=export.tool_version)
-            attached, notes = attach_ncu(bundle_path, capture_ids, run, export.source_csv)
-        else:
-            with open(run.output, encoding="utf-8") as f:
-                attached, notes = attach_proton(bundle_path, capture_ids, run, f.read())
-    return ProfileOutcome(run, tuple(attached), tuple(notes), kept)
+            return attach_run(bundle_path, capture_ids, run, export.source_csv, kept)
+        with open(run.output, encoding="utf-8") as f:
+            return attach_run(bundle_path, capture_ids, run, f.read(), kept)
+
+
+def attach_run(bundle_path: str, capture_ids: list[int], run: ProfilerRun, text: str,
+               kept: str | None = None) -> ProfileOutcome:
+    """Attach what the profiled run ``run`` made (``text``: Nsight Compute's source export
+    of its report, or Proton's tree) to the captures ``capture_ids``, as
+    :func:`attach_ncu` or :func:`attach_proton` does, by ``run.tool``."""
+    if run.tool == NCU:
+        attached, refused = _attach(bundle_path, capture_ids, run, NCU_CSV, text, one_per_name=False)
+    else:
+        attached, refused = _attach(bundle_path, capture_ids, run, HATCHET, text, one_per_name=True)
+    return ProfileOutcome(run, tuple(attached), tuple(n for _, n in refused), kept, tuple(refused))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Sequence
 
-from irscope.compiler.stages import LLIR, PTX, SASS, TTGIR
+from irscope.compiler.stages import LLIR, PTX, SASS, TTGIR, TTIR
 from irscope.cli.flags import add_selection
 from irscope.errors import IrscopeError
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from irscope.core import Capture
     from irscope.core.profile import HotProfile
 
-HOT_STAGE_CHOICES = (SASS, PTX, LLIR, TTGIR)
+HOT_STAGE_CHOICES = (SASS, PTX, LLIR, TTGIR, TTIR)
 _DEFAULT_TOP = 10
 
 

@@ -149,12 +149,14 @@ def _is_type(word: str) -> bool:
 
 
 def capture_into(req: CaptureRequest, output: str, command: list[str], args, strict: bool = False,
-                 noun: str = "script", stored_ids: list[int] | None = None) -> int:
+                 noun: str = "script", stored_ids: list[int] | None = None, print_json: bool = True) -> int:
     """Run the capture, storing each kernel in ``output`` as it arrives.
 
     ``noun`` is what the one-line errors call the child's work: the ``script`` of
     ``irscope run``, the ``compile`` of ``irscope compile``. ``stored_ids``, when
-    given, receives the ids of the captures added (``run --profile`` profiles them)."""
+    given, receives the ids of the captures added (``run --profile`` profiles them).
+    ``print_json`` False: with ``--json``, print nothing on stdout (``run --profile``
+    prints the captures once their profiles are attached)."""
     console = Console(stderr=True, soft_wrap=True)
     quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
     strict = strict or getattr(args, "strict", False)
@@ -218,7 +220,8 @@ def capture_into(req: CaptureRequest, output: str, command: list[str], args, str
         output_exists = False
 
     if args.json:
-        print(json.dumps([r.to_json() for r in rows], indent=2))
+        if print_json:
+            print(json.dumps([r.to_json() for r in rows], indent=2))
     elif rows:
         stdout_console().print(capture_table(rows))
     for c in rows:

@@ -79,6 +79,11 @@ def main(args) -> int:
         with irscope.open(bundle_path) as bundle:
             pool = [c for c in bundle.captures() if c.id in set(ids)] if script else bundle.captures()
             cap = _base(pool, bundle_path, args)
+            if cap.failed and args.variant is None and not args.kernel.startswith("#"):
+                # Named by kernel alone: an autotuner's first config may be one that does
+                # not compile; the grid starts from the first that did.
+                cap = next((c for c in pool if c.kernel == cap.kernel and c.target == cap.target and not c.failed),
+                           cap)
             if cap.failed:
                 raise IrscopeError(f"{cap.title()} failed to compile ({cap.failed_at or 'unknown stage'}): "
                                    f"pick a variant that compiled (--variant)")

@@ -119,6 +119,7 @@ class CapturedKernel:
     remarks: list[Remark] = field(default_factory=list)  # Triton's remarks, warnings and errors, in order
     remarks_status: str | None = None  # compiler/remarks.py: RECORDED, OFF or UNSUPPORTED (None: not known)
     launch: dict | None = None  # the launch that compiled it: grid, argument shapes/dtypes/values (store.bundle.LAUNCH)
+    globals: dict | None = None  # the module-level values the kernel reads, as Python (store.bundle.GLOBALS)
 
     @property
     def raw_bytes(self) -> int:

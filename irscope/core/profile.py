@@ -6,7 +6,7 @@ A bundle keeps any number of profiles per capture (attachments of kind
 stamped with its tool, version, GPU, date and launch count (:class:`ProfileStamp`).
 :func:`profile_of` charges one to the capture by the rules of
 :mod:`irscope.core.profile_charge` and returns a :class:`HotProfile`: the user's lines
-by samples with their stall reasons, and per stage (SASS, PTX, LLIR, TTGIR) the ops'
+by samples with their stall reasons, and per stage (SASS, PTX, LLIR, TTGIR, TTIR) the ops'
 shares. Conservation holds: ``sum(line.samples) + unattributed == total_samples``.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from irscope.compiler.stages import LLIR, PTX, SASS, TTGIR
+from irscope.compiler.stages import LLIR, PTX, SASS, TTGIR, TTIR
 from irscope.core.profile_charge import (OWN, Bucket, CallMaps, Charge, Charged, Files, SassSite, StageOp, base_name,
                                          call_maps, charge_ncu, charge_proton, charge_sites, is_library_file,
                                          site_key, spread_to_ops, user_frames)
@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 
 PROFILE_KIND = "profile"
 """The attachment kind a profile is stored under."""
-HOT_STAGES: tuple[str, ...] = (SASS, PTX, LLIR, TTGIR)
-"""The stages whose ops a profile is laid over, lowest first."""
+HOT_STAGES: tuple[str, ...] = (SASS, PTX, LLIR, TTGIR, TTIR)
+"""The stages whose ops a profile is laid over, lowest first (every stage of an NVIDIA
+capture)."""
 # The stages whose location chains name a library line's call sites.
 _CHAIN_STAGES = (LLIR, TTGIR)
 
@@ -219,8 +220,8 @@ def sass_sites(cap: "Capture") -> tuple[SassSite, ...]:
     if SASS not in cap.stages:
         raise IrscopeError(f"{cap.title()} has no SASS: a profile needs a capture for an NVIDIA target")
     module = cap.stage(SASS).module
-    # A profile's offsets are the kernel function's (a noinline helper is another
-    # function, its offsets counted from its own entry).
+    # A profile's offsets are those of the kernel's section: its code, then any noinline
+    # helper's (nvdisasm prints them in the kernel's section, offsets running on).
     fn = next((f for f in module.functions if f.name == cap.kernel), None)
     sites = []
     for op in (fn.ops() if fn is not None else module.ops()):

@@ -7,9 +7,14 @@ as ``nvdisasm`` does, but for three things, which are normalised away here:
 
 - no ``;`` and no ``.reuse`` operand flags, and a predicate padded to 6 columns;
 - branch targets (BRA, BSSY, CALL...) are absolute device addresses where the
-  capture has a label (`` `(.L_x_1) ``): both become the target's offset;
-- LDGSTS lists its shared-memory destination last, the capture first: its
-  operands are compared as a set.
+  capture has a label (`` `(.L_x_1) ``): both become the target's offset. A label
+  that is no instruction of the function (the function's own symbol, which a
+  noinline helper's ``RET.REL.NODEC R4 `(kernel)`` names) takes any number;
+- LDGSTS lists its shared-memory destination last, the capture first: the operands
+  of an instruction that addresses memory (an operand in ``[...]``: LDGSTS, and the
+  other copies and loads that ncu may print in its own order) are compared as a
+  multiset. Register and immediate operands of every other instruction keep their
+  order.
 """
 
 from __future__ import annotations
@@ -28,8 +33,12 @@ from .model import SampledInstruction
 _NCU_RE = re.compile(r"^\s*(@!?U?P[T\d]+)?\s*([A-Z][A-Za-z0-9_.]*)\s*(.*?)\s*;?\s*$")
 _LABEL_OPERAND_RE = re.compile(r"^`\((.+)\)$")
 _HEX_RE = re.compile(r"^0x([0-9a-fA-F]+)$")
-# Opcodes whose operands ncu orders differently from nvdisasm.
-_UNORDERED = ("LDGSTS",)
+# "R4 `(kernel)" (nvdisasm) / "R4 0x7f02a52b9e60": a register and a target with no comma between.
+_REG_TARGET_RE = re.compile(r"^(\S+)\s+(`\(.+\)|0x[0-9a-fA-F]+)$")
+# A capture label operand that names no instruction of the function: any number matches it.
+_ANY_TARGET = "<any target>"
+_Key = tuple[str, str, tuple[str, ...]]
+"""An instruction as compared: predicate, opcode, operands."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +90,7 @@ def capture_sass(sass: str | Module, kernel: str) -> CaptureSass:
             for name in pending:
                 labels[name] = op.offset
             pending = []
-            out.append(SassInstr(op.offset, op.predicate or "", op.name,
-                                 tuple(_clean(o) for o in op.operands)))
+            out.append(SassInstr(op.offset, op.predicate or "", op.name, _operands(op.operands)))
     end = out[-1].offset + 16 if out else 0
     for name in pending:
         labels[name] = end  # a label after the last instruction: the function's end
@@ -98,8 +106,7 @@ def profile_sass(instructions: Sequence[SampledInstruction]) -> tuple[SassInstr,
             out.append(SassInstr(ins.offset, "", ins.text.strip(), ()))
             continue
         pred, opcode, ops = m.groups()
-        out.append(SassInstr(ins.offset, pred or "", opcode,
-                             tuple(_clean(o) for o in split_top(ops)) if ops else ()))
+        out.append(SassInstr(ins.offset, pred or "", opcode, _operands(split_top(ops)) if ops else ()))
     return tuple(out)
 
 
@@ -119,7 +126,8 @@ def sass_mismatch(kernel: str, profile: Sequence[SampledInstruction], capture: C
         if mine is None:
             return (f"{kernel}: at offset 0x{ins.offset:04x} the profile has `{ins.text()}`, the capture "
                     f"has no instruction (its SASS ends at 0x{capture.size:04x})")
-        if _profile_key(ins, base_address, capture.size) != _capture_key(mine, capture.labels, base_address is None):
+        if not _same(_profile_key(ins, base_address, capture.size),
+                     _capture_key(mine, capture.labels, base_address is None)):
             return (f"{kernel}: SASS differs at offset 0x{ins.offset:04x}: profile `{ins.text()}`, "
                     f"capture `{mine.text()}`")
     if len(theirs) < len(capture.instructions):
@@ -135,20 +143,32 @@ def _clean(operand: str) -> str:
     return operand.replace(".reuse", "").strip()
 
 
-def _capture_key(ins: SassInstr, labels: dict[str, int], masked: bool) -> tuple[object, ...]:
+def _operands(raw: Sequence[str]) -> tuple[str, ...]:
+    """Cleaned operands, a register and its target written without a comma
+    (``RET.REL.NODEC R4 `(kernel)``) as two."""
+    out: list[str] = []
+    for o in raw:
+        o = _clean(o)
+        m = _REG_TARGET_RE.match(o)
+        out.extend(m.groups() if m else (o,))
+    return tuple(out)
+
+
+def _capture_key(ins: SassInstr, labels: dict[str, int], masked: bool) -> _Key:
     """What must be equal, capture side: label operands become their offsets
-    (``<target>`` when ``masked``: the profile's cannot be placed)."""
+    (``<target>`` when ``masked``: the profile's cannot be placed; :data:`_ANY_TARGET`
+    for a label outside the function)."""
     ops = []
     for o in ins.operands:
         m = _LABEL_OPERAND_RE.match(o)
         if m:
             target = labels.get(m.group(1))
-            o = "<target>" if masked else (f"<target {target:#x}>" if target is not None else f"<label {m.group(1)}>")
+            o = "<target>" if masked else (f"<target {target:#x}>" if target is not None else _ANY_TARGET)
         ops.append(o)
     return _ordered(ins, ops)
 
 
-def _profile_key(ins: SassInstr, base: int | None, size: int) -> tuple[object, ...]:
+def _profile_key(ins: SassInstr, base: int | None, size: int) -> _Key:
     """What must be equal, profile side: absolute addresses inside the function become
     offsets from ``base`` (``<target>`` without a base: any device-sized address)."""
     ops = []
@@ -165,8 +185,23 @@ def _profile_key(ins: SassInstr, base: int | None, size: int) -> tuple[object, .
     return _ordered(ins, ops)
 
 
-def _ordered(ins: SassInstr, ops: list[str]) -> tuple[object, ...]:
-    """Predicate, opcode, operands (as a sorted tuple where ncu reorders them)."""
-    if ins.opcode.split(".")[0] in _UNORDERED:
+def _ordered(ins: SassInstr, ops: list[str]) -> _Key:
+    """Predicate, opcode, operands (sorted for an instruction that addresses memory,
+    whose operands ncu may print in another order)."""
+    if any("[" in o for o in ops):
         return (ins.predicate, ins.opcode, tuple(sorted(ops)))
     return (ins.predicate, ins.opcode, tuple(ops))
+
+
+def _same(profile: _Key, capture: _Key) -> bool:
+    """Whether two keys are the same instruction: equal, or equal but where the capture
+    has :data:`_ANY_TARGET` and the profile a number (a target outside the function)."""
+    if profile == capture:
+        return True
+    if profile[:2] != capture[:2]:
+        return False
+    theirs, mine = profile[2], capture[2]
+    wild = (_ANY_TARGET, "<target>")  # "<target>": a label where the profile's addresses cannot be placed
+    return any(b in wild for b in mine) and len(theirs) == len(mine) and all(
+        a == b or (b in wild and (_HEX_RE.match(a) is not None or a.startswith("<target")))
+        for a, b in zip(theirs, mine))

@@ -26,6 +26,9 @@ from irscope.store.attachments import ATTACHMENTS_TABLE, insert_attachment
 LAUNCH = "launch"
 """The attachment kind of a capture's launch: ``{"grid": [x, y, z] | None, "args": {name:
 {"shape", "stride", "dtype"} | {"value"}}}``, written with the capture when a launch compiled it."""
+GLOBALS = "globals"
+"""The attachment kind of the module-level values a capture's kernel (and its helpers) read:
+``{name: {"expr": python} | {"import": statement} | {"repr": text}}``, written with the capture."""
 
 if TYPE_CHECKING:  # a reader never builds these: they cost an import on every open
     from irscope.compiler.records import CapturedKernel, RunInfo
@@ -460,6 +463,8 @@ class Bundle:
                                     json.dumps(m.called_from), json.dumps(m.notes)) for i, m in enumerate(k.remarks)])
             if k.launch:
                 insert_attachment(self.conn, LAUNCH, cid, k.kernel, k.launch)
+            if k.globals:
+                insert_attachment(self.conn, GLOBALS, cid, k.kernel, k.globals)
         return cid
 
     def set_driver_resources(self, run_id: int, kernel_hash: str, n_regs: int | None, n_spills: int | None) -> int:

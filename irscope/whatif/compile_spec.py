@@ -10,35 +10,24 @@ dtypes, from the capture's ``launch`` attachment) where the capture knows it.
 :meth:`CompileSpec.with_changes` gives the same kernel with other constexprs,
 options or target (``irscope tune``'s grid points).
 
-Where the source comes from: the kernel's stored function, and each helper the
-source IR (Triton's IR before inlining: one ``tt.func`` per function called) names,
-from the sources stored beside the capture (bundle schema 4+), else from the file on
-disk when it still holds the kernel's stored source (the rule of
-:mod:`irscope.core.user_functions`). Decorators are not stored: the kernel is written
-with a plain ``@triton.jit`` (an autotuner's configs are already resolved into the
-constexprs and options), a helper with ``@triton.jit``, or ``@triton.jit(noinline=True)``
-when the TTIR kept it as a function of its own. A Triton before 3.3 keeps no source
-IR: its helpers are the ``@triton.jit`` functions of the kernel's file it calls,
-read from disk. Module-level names the functions read (``SCALE = tl.constexpr(3)``,
-``from ... import libdevice as ld``) are not stored: Triton's own modules are
-imported by their usual names, the rest copied from the kernel's file when it is on
-disk, and named in :attr:`CompileSpec.notes` otherwise.
+The source is the kernel's stored function and the helpers it calls, with the
+module-level names they read, from the bundle (:mod:`irscope.whatif.spec_source`
+says where each comes from). An autotuner's configs are already resolved into the
+constexprs and options.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from irscope.compiler.stages import SOURCE, TTIR
 from irscope.core.target import Target
-from irscope.core.user_functions import _Sources, source_ir_defs  # the one rule for finding a helper's source
 from irscope.errors import IrscopeError
 from irscope.store.attachments import attachments
 from irscope.store.bundle import LAUNCH
+from irscope.whatif.spec_source import function_def, kernel_module
 
 if TYPE_CHECKING:
     from irscope.core.capture import Capture
@@ -56,15 +45,6 @@ the target and the installation."""
 TUNABLE_OPTIONS: tuple[str, ...] = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 """The options a tuning grid may vary besides the constexprs."""
 
-# Names a kernel may use without defining them: what Triton's own modules are imported as.
-_KNOWN_IMPORTS: dict[str, str] = {
-    "tl": "import triton.language as tl",
-    "triton": "import triton",
-    "libdevice": "from triton.language.extra import libdevice",
-    "math": "import math",
-    "tlx": "import triton.language.extra as tlx",
-}
-_SYMBOL_RE = re.compile(r"^(?:[\w.]*\.)?(_*[^\W_][\w]*?)__")
 
 
 @dataclass(frozen=True)
@@ -92,6 +72,9 @@ class ArgSpec:
     """The tensor's torch dtype name (``float16``) at the captured launch, where known."""
     stride: tuple[int, ...] | None = None
     """The tensor's strides (in elements) at the captured launch, where known."""
+    elements: tuple[Any, ...] | None = None
+    """For a tuple parameter: its elements' Triton types, nested as the tuple is
+    (``("*fp32", "*fp32")``), the signature Triton takes; ``type`` is their text."""
 
     @property
     def runtime(self) -> bool:
@@ -117,7 +100,7 @@ class CompileSpec:
     """Canonical target name: ``sm_90``, ``gfx942``."""
     source: str
     """A self-contained Python module: imports, the module-level names the kernel reads
-    (from its file, when on disk), each helper, then the kernel (decorated
+    (as recorded, else from its file on disk), each helper, then the kernel (decorated
     ``@triton.jit``). Compiling ``kernel`` from it gives the captured IR up to locations."""
     file: str | None = None
     """The original kernel file, as the compile named it."""
@@ -129,6 +112,11 @@ class CompileSpec:
     """The helpers' names, in the order ``source`` defines them."""
     grid: tuple[int, ...] | None = None
     """The launch grid, where the capture knows it."""
+    tuple_constexprs: tuple[tuple[tuple[int, ...], Any], ...] = ()
+    """Elements of tuple parameters Triton made constants (an int equal to 1, a
+    constexpr in the tuple), by their path: ``((2, 1), 1)`` is element 1 of parameter 2."""
+    tuple_divisible: tuple[tuple[int, ...], ...] = ()
+    """Elements of tuple parameters hinted divisible by 16, by their path."""
     notes: tuple[str, ...] = field(default=())
     """What the spec could not recover exactly (a missing helper source, unknown shapes)."""
 
@@ -215,6 +203,43 @@ def _divisible(attr: Any) -> bool:
     return False
 
 
+_CONSTEXPR_REPR = re.compile(r"^constexpr\[(.*)\]$")
+
+
+def _unwrapped(value: Any) -> Any:
+    """A constexpr value as captured; a ``tl.constexpr`` object passed as one (a default
+    ``BLOCK: tl.constexpr = GLOBAL``), which captures before irscope unwrapped it hold
+    as its text ``constexpr[64]``, becomes its literal value where it has one."""
+    m = _CONSTEXPR_REPR.match(value) if isinstance(value, str) else None
+    if m is None:
+        return value
+    try:
+        return ast.literal_eval(m.group(1))
+    except (ValueError, SyntaxError):
+        return value
+
+
+def _nested_tuple(value: Any) -> tuple[Any, ...]:
+    """A captured tuple type (JSON lists) as the nested tuple Triton's signature takes."""
+    return tuple(_nested_tuple(v) if isinstance(v, (list, tuple)) else str(v) for v in value)
+
+
+def _tuple_text(elements: tuple[Any, ...]) -> str:
+    """``("*fp32", ("i32", "fp32"))`` -> ``(*fp32, (i32, fp32))``."""
+    return "(" + ", ".join(_tuple_text(e) if isinstance(e, tuple) else e for e in elements) + ")"
+
+
+_PATH = re.compile(r"^\(\s*\d+\s*(,\s*\d+\s*)*,?\s*\)$")
+
+
+def _path(key: Any) -> tuple[int, ...] | None:
+    """The path a captured constexpr or attribute key names inside a tuple parameter
+    (the hook writes Triton's ``(2, 1)`` as the text ``"(2, 1)"``); None for a name."""
+    if isinstance(key, str) and _PATH.match(key):
+        return tuple(int(x) for x in key.strip("()").split(",") if x.strip())
+    return None
+
+
 def _equal_to_1_attr(attr: Any) -> bool:
     """Triton 3.1-3.2 marked equal-to-1 arguments with an attribute (``tt.equal_to``)."""
     return isinstance(attr, list) and any(isinstance(i, list) and i and i[0] in ("tt.equal_to", "equal_to_1")
@@ -250,181 +275,6 @@ def _declared_constexprs(fn: ast.FunctionDef) -> set[str]:
         if text.split(".")[-1] == "constexpr" or text.strip("'\"").split(".")[-1] == "constexpr":
             out.add(a.arg)
     return out
-
-
-def _function_def(text: str, name: str) -> ast.FunctionDef:
-    """The ``def name`` of a function's stored source (dedented when it was nested)."""
-    lines = text.splitlines()
-    indent = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
-    body = "\n".join(ln[indent:] for ln in lines)
-    try:
-        tree = ast.parse(body)
-    except SyntaxError as exc:
-        raise IrscopeError(f"the stored source of {name} does not parse ({exc.msg}, line {exc.lineno})") from None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            return node
-    raise IrscopeError(f"the stored source of {name} holds no function")
-
-
-def _undecorated(text: str, name: str) -> str:
-    """The function's source from its ``def`` to its end, dedented, decorators dropped."""
-    lines = text.splitlines()
-    indent = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()), default=0)
-    lines = [ln[indent:] for ln in lines]
-    node = _function_def("\n".join(lines), name)
-    return "\n".join(lines[node.lineno - 1:node.end_lineno or len(lines)])
-
-
-def _noinline(cap: "Capture", kernel: str) -> set[str]:
-    """Helpers the TTIR kept as functions of their own (``@triton.jit(noinline=True)``)."""
-    if TTIR not in cap.stages:
-        return set()
-    text = cap.stage(TTIR).text
-    out = set()
-    for fn_name in re.findall(r"tt\.func\s+(?:\w+\s+)?@([\w.$]+)", text if isinstance(text, str) else ""):
-        m = _SYMBOL_RE.match(fn_name)
-        name = m.group(1) if m else fn_name
-        if name != kernel:
-            out.add(name)
-    return out
-
-
-def _is_jit(node: ast.FunctionDef) -> bool:
-    return any("jit" in ast.unparse(d) for d in node.decorator_list)
-
-
-def _helpers_from_file(cap: "Capture") -> list[tuple[str, str]]:
-    """A capture with no source IR (Triton before 3.3 keeps none): the ``@triton.jit``
-    functions of the kernel's own file that it calls, directly or not, read from the
-    file when it still holds the kernel's stored source."""
-    got = _Sources(cap).file(cap.file)
-    tree = got[1] if got is not None else None
-    if got is None or tree is None:
-        return []
-    lines = got[0]
-    jitted = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and _is_jit(n)}
-    todo = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == cap.kernel]
-    found: dict[str, ast.FunctionDef] = {}
-    while todo:
-        fn = todo.pop()
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and node.id in jitted and node.id != cap.kernel and node.id not in found:
-                found[node.id] = jitted[node.id]
-                todo.append(jitted[node.id])
-    return [(n.name, "\n".join(lines[n.lineno - 1:n.end_lineno or n.lineno]))
-            for n in sorted(found.values(), key=lambda n: n.lineno)]
-
-
-def _helpers(cap: "Capture") -> tuple[list[tuple[str, str]], list[str]]:
-    """(name, source) of each user helper the kernel calls, and notes on those whose
-    source neither the bundle nor the disk holds."""
-    if SOURCE not in cap.stages:
-        return _helpers_from_file(cap), []
-    text = cap.stage(SOURCE).text
-    defs = source_ir_defs(text) if isinstance(text, str) else []
-    sources = _Sources(cap)
-    src = cap.source
-    out: list[tuple[str, str]] = []
-    missing: list[str] = []
-    seen: set[str] = set()
-    for name, frame in defs:
-        if name == cap.kernel and frame.line == src.first_line:
-            continue
-        if name in seen:
-            continue
-        seen.add(name)
-        span = sources.def_span(frame.file, frame.line, True)
-        if span is None:
-            missing.append(name)
-            continue
-        fname, first, last = span
-        texts = sources.texts(frame.file, first, last)
-        if any(n not in texts for n in range(first, last + 1)):
-            missing.append(name)
-            continue
-        out.append((fname, "\n".join(texts[n] for n in range(first, last + 1))))
-    return out, missing
-
-
-def _free_names(funcs: list[ast.FunctionDef]) -> set[str]:
-    """Names the functions load without binding them (module globals they rely on)."""
-    defined = {f.name for f in funcs} | set(dir(builtins))
-    free: set[str] = set()
-    for fn in funcs:
-        bound = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                bound.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not fn:
-                args = node.args
-                bound |= {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
-                free.add(node.id)
-    return free - defined
-
-
-def _module_globals(names: set[str], file: tuple[list[str], ast.Module | None] | None,
-                    helpers: set[str]) -> tuple[list[str], set[str]]:
-    """The top-level imports and assignments of the kernel's file (read from disk)
-    that bind ``names``, as source lines, and the names they bind. A helper imported
-    under another name (``from .util import helper as h``) becomes ``h = helper``:
-    the module defines the helper itself."""
-    if file is None or file[1] is None:
-        return [], set()
-    lines, tree = file[0], file[1]
-    out: list[str] = []
-    bound: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom):
-            aliases = [a for a in node.names if a.asname in names and a.name in helpers]
-            for a in aliases:
-                out.append(f"{a.asname} = {a.name}")
-                bound.add(str(a.asname))
-            if aliases:
-                continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            got = {(a.asname or a.name).split(".")[0] for a in node.names} & names
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            got = {t.id for t in targets if isinstance(t, ast.Name)} & names
-        else:
-            continue
-        if got:
-            bound |= got
-            out.append("\n".join(lines[node.lineno - 1:node.end_lineno or node.lineno]))
-    return out, bound
-
-
-def _module_source(kernel_text: str, kernel: str, helpers: list[tuple[str, str]], noinline: set[str],
-                   file: tuple[list[str], ast.Module | None] | None = None) -> tuple[str, list[str]]:
-    """The self-contained module (imports, module globals, helpers, kernel), and notes
-    on names it could not define. A global the kernel or a helper reads that is not
-    one of Triton's modules comes from the kernel's file on disk (``file``), when
-    it is there."""
-    parts: list[str] = []
-    funcs: list[ast.FunctionDef] = []
-    for name, text in helpers:
-        body = _undecorated(text, name)
-        funcs.append(_function_def(body, name))
-        deco = "@triton.jit(noinline=True)" if name in noinline else "@triton.jit"
-        parts.append(f"{deco}\n{body}")
-    body = _undecorated(kernel_text, kernel)
-    funcs.append(_function_def(body, kernel))
-    parts.append(f"@triton.jit\n{body}")
-    free = _free_names(funcs)
-    imports = ["import triton", "import triton.language as tl"]
-    imports += sorted(_KNOWN_IMPORTS[n] for n in free if n in _KNOWN_IMPORTS and _KNOWN_IMPORTS[n] not in imports)
-    unknown = {n for n in free if n not in _KNOWN_IMPORTS}
-    globals_src, bound = _module_globals(unknown, file, {name for name, _ in helpers})
-    missing = sorted(unknown - bound)
-    notes = [f"the kernel uses module-level names the bundle does not hold: {', '.join(missing)}"] if missing else []
-    aliases = [g for g in globals_src if re.fullmatch(r"\w+ = \w+", g)]  # helper aliases: after the helpers
-    others = [g for g in globals_src if g not in aliases]
-    head = "\n".join(imports) + ("\n\n" + "\n".join(others) if others else "")
-    tail = "\n\n" + "\n".join(aliases) if aliases else ""
-    return head + "\n\n\n" + "\n\n\n".join(parts) + tail + "\n", notes
 
 
 def _with_launch(cap: "Capture", args: list[ArgSpec]) -> tuple[tuple[int, ...] | None, list[ArgSpec]]:
@@ -465,8 +315,8 @@ def spec_of(cap: "Capture") -> CompileSpec:
     signature: dict[str, Any] = info.get("signature") or {}
     if not isinstance(signature, dict) or not signature:
         raise IrscopeError(f"capture #{cap.id} ({cap.kernel}) holds no signature: it cannot be compiled again")
-    constexprs: dict[str, Any] = info.get("constexprs") or {}
-    kernel_fn = _function_def(src.text, cap.kernel)
+    constexprs: dict[str, Any] = {k: _unwrapped(v) for k, v in (info.get("constexprs") or {}).items()}
+    kernel_fn = function_def(src.text, cap.kernel)
     declared = _declared_constexprs(kernel_fn)
     params = [a.arg for a in kernel_fn.args.posonlyargs + kernel_fn.args.args]
     attrs = _attrs_by_name(info.get("attrs") or {}, params)
@@ -481,16 +331,20 @@ def spec_of(cap: "Capture") -> CompileSpec:
                                 runtime_type=None if typ in (None, "constexpr") else str(typ)))
         elif typ is None:
             raise IrscopeError(f"capture #{cap.id}: parameter {name} of {cap.kernel} has no captured type")
+        elif isinstance(typ, (list, tuple)):
+            elements = _nested_tuple(typ)
+            args.append(ArgSpec(name, _tuple_text(elements), elements=elements))
         else:
             args.append(ArgSpec(name, str(typ), divisible=_divisible(attrs.get(name))))
     grid, args = _with_launch(cap, args)
     opts = cap.options
     options = {k: opts[k] for k in USER_OPTIONS if opts.get(k) is not None}
-    helpers, missing = _helpers(cap)
-    source, notes = _module_source(src.text, cap.kernel, helpers, _noinline(cap, cap.kernel), _Sources(cap).file(cap.file))
-    if missing:
-        notes.append(f"no source for helper(s) {', '.join(missing)} in the bundle or on disk")
+    source, helpers, notes = kernel_module(cap)
     return CompileSpec(kernel=cap.kernel, args=tuple(args), options=options, target=Target.parse(cap.target).name,
                        source=source, file=src.file, first_line=src.first_line, triton_version=cap.triton_version,
-                       capture_id=cap.id, variant=cap.variant, helpers=tuple(n for n, _ in helpers),
-                       grid=grid, notes=tuple(notes))
+                       capture_id=cap.id, variant=cap.variant, helpers=helpers,
+                       grid=grid, notes=tuple(notes),
+                       tuple_constexprs=tuple(sorted((p, v) for k, v in constexprs.items()
+                                                     if (p := _path(k)) is not None and len(p) > 1)),
+                       tuple_divisible=tuple(sorted(p for k, v in attrs.items()
+                                                    if (p := _path(k)) is not None and len(p) > 1 and _divisible(v))))

@@ -6,6 +6,11 @@ what only says *where* the source was is taken out, and their registers, spills 
 shared memory must be equal. What is taken out, by stage family:
 
 - MLIR (TTIR, TTGIR): the ``#locN = loc(...)`` definitions and every ``loc(...)``;
+  and the SSA value names, which Triton derives from locations (a value's name is the
+  Python variable its location names: ``%acc_11``), and which a compile from an IR file
+  loses where MLIR's syntax prints no location (a loop's induction variable and
+  iteration arguments: ``%arg9``). Values are compared by position instead, each
+  name replaced by its order of first appearance;
 - LLVM IR: the module's name and source file, ``!dbg`` attachments, debug intrinsics
   and the debug-info metadata (``!DIFile``, ``!DILocation``...), and the numbers of the
   metadata left (renumbered in order of first use);
@@ -69,6 +74,42 @@ def _mlir(text: str) -> list[str]:
     return [_strip_locs(ln).rstrip() for ln in text.splitlines() if not _LOC_DEF.match(ln)]
 
 
+_SSA_NAME = re.compile(r"%[A-Za-z0-9_$.-]+")
+# A definition: a result (``%x = ``, ``%acc:3 = ``, a loop's ``%iv = `` and
+# ``iter_args(%x = ...)``) or a typed argument (``^bb0(%x: i32``, ``tt.func @k(%arg0: ...``).
+_DEFINED = re.compile(r"(:\d+)?\s*=(?!=)|: ")
+
+
+def _positional(lines: list[str]) -> list[str]:
+    """MLIR lines with every SSA value named by its position instead of its name: each
+    definition gets the next number (``%v7``), each use the number of the latest
+    definition of its name. Two texts that differ only in their names (MLIR reuses a
+    name in another region) become equal; a value used in another place does not."""
+    names: dict[str, str] = {}
+    count = [0]
+
+    def fresh(name: str) -> str:
+        names[name] = f"%v{count[0]}"
+        count[0] += 1
+        return names[name]
+
+    def number(line: str) -> str:
+        out: list[str] = []
+        i = 0
+        for m in _SSA_NAME.finditer(line):
+            out.append(line[i:m.start()])
+            name = m.group(0)
+            if _DEFINED.match(line, m.end()) or name not in names:
+                out.append(fresh(name))
+            else:
+                out.append(names[name])
+            i = m.end()
+        out.append(line[i:])
+        return "".join(out)
+
+    return [number(ln) for ln in lines]
+
+
 def _llvm(text: str) -> list[str]:
     numbers: dict[str, str] = {}
 
@@ -127,11 +168,16 @@ class Difference:
 
 
 def stage_difference(stage: str, a: str, b: str) -> Difference | None:
-    """The first difference of two texts of ``stage`` up to locations, or None."""
+    """The first difference of two texts of ``stage`` up to locations (and, for MLIR,
+    value names), or None."""
     x, y = without_locations(stage, a), without_locations(stage, b)
-    if x == y:
+    if stage in (TTIR, TTGIR):  # compared by position, shown with their own names
+        cx, cy = _positional(x), _positional(y)
+    else:
+        cx, cy = x, y
+    if cx == cy:
         return None
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, x, y, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, cx, cy, autojunk=False).get_opcodes():
         if tag != "equal":
             left = x[i1] if i1 < i2 else "(nothing)"
             right = y[j1] if j1 < j2 else "(nothing)"

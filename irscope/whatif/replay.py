@@ -11,12 +11,15 @@ stamped with what was changed (attachment kind ``replay``, and the capture's not
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import queue
+import re
 import shutil
 import sys
 import tempfile
+import textwrap
 import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
@@ -189,7 +192,7 @@ def check_request(req: ReplayRequest, cap: "Capture") -> None:
                                f"for {cap.target}")
     valid = settable_options(cap)
     for key, value in req.sets:
-        if key in cap.constexprs:
+        if key in cap.constexprs and not (key in valid and loop_stages_constexpr(cap, key)):
             raise IrscopeError(f"{key} is a constexpr of {cap.kernel}, fixed in the captured IR: a replay sets "
                                f"compile options only ({', '.join(valid)}); irscope tune compiles other values")
         if key not in valid:
@@ -198,6 +201,8 @@ def check_request(req: ReplayRequest, cap: "Capture") -> None:
         given = _kind(option_value(value))
         if captured is not None and given != _kind(captured) and (given, _kind(captured)) != ("an integer", "a number"):
             raise IrscopeError(f"--set {key}={value}: expected {_kind(captured)} (captured: {key}={captured})")
+        if key == "maxnreg" and (isinstance(option_value(value), bool) or not isinstance(option_value(value), int)):
+            raise IrscopeError(f"--set maxnreg={value}: expected an integer (registers per thread)")
         if req.from_stage == TTGIR and key in _TTGIR_PIPELINE_OPTIONS:
             raise IrscopeError(f"{key} acts in the TTGIR pipeline, which a replay --from ttgir does not run: "
                                f"use --from ttir")
@@ -207,6 +212,58 @@ def check_request(req: ReplayRequest, cap: "Capture") -> None:
     if unknown:
         raise IrscopeError(f"unknown pass {unknown[0]!r} in the {stage} pipeline of #{cap.id} {cap.kernel} "
                            f"(a replay --from {req.from_stage} can leave out: {', '.join(known) or 'none'})")
+
+
+def loop_stages_constexpr(cap: "Capture", name: str) -> bool:
+    """Whether the kernel's constexpr ``name`` is also the option ``num_stages`` and is
+    used only as the ``num_stages=`` of its loops (Triton's softmax tutorial passes
+    its ``num_stages`` both ways, ``tl.range(..., num_stages=num_stages)``), and every
+    loop's ``num_stages=`` is that constexpr: then the captured TTIR holds the value
+    only as its loops' ``tt.num_stages`` attributes, and a replay can set both."""
+    if name != "num_stages" or not isinstance(cap.source.text, str):
+        return False
+    try:
+        tree = ast.parse(textwrap.dedent(cap.source.text))
+    except SyntaxError:
+        return False
+    as_stages = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "num_stages":
+            if not (isinstance(node.value, ast.Name) and node.value.id == name):
+                return False  # a loop with stages of its own: its attribute cannot be told apart
+            as_stages += 1
+    uses = sum(1 for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == name)
+    return as_stages > 0 and uses == as_stages
+
+
+_LOOP_STAGES = re.compile(r"(\btt\.num_stages\s*=\s*)(\d+)(\s*:\s*i32)")
+
+
+_MAXNREG = re.compile(r"\bttg\.maxnreg\s*=\s*\d+\s*:\s*i32")
+_MODULE_ATTRS = re.compile(r"^(\s*module\s+attributes\s*\{)", re.M)
+
+
+def _edited_ir(text: str, req: ReplayRequest, cap: "Capture") -> str:
+    """The IR to replay, with what the pipeline before it would have written for the
+    options set:
+
+    - from TTIR, where ``--set num_stages`` also sets the kernel's constexpr of that
+      name (:func:`loop_stages_constexpr`), its loops' ``tt.num_stages`` attributes
+      take the new value, as a compile of the script with it would give;
+    - from TTGIR, ``--set maxnreg`` becomes the module's ``ttg.maxnreg`` attribute
+      (the TTGIR pipeline writes it there; the LLVM lowering reads it)."""
+    for key, value in req.sets:
+        if key in cap.constexprs and req.from_stage == TTIR:
+            old, new = str(cap.constexprs[key]), str(option_value(value))
+            text = _LOOP_STAGES.sub(lambda m: m.group(1) + (new if m.group(2) == old else m.group(2)) + m.group(3),
+                                    text)
+        if key == "maxnreg" and req.from_stage == TTGIR:
+            attr = f"ttg.maxnreg = {int(option_value(value))} : i32"
+            if _MAXNREG.search(text):
+                text = _MAXNREG.sub(attr, text, count=1)
+            else:
+                text = _MODULE_ATTRS.sub(lambda m: f"{m.group(1)}{attr}, ", text, count=1)
+    return text
 
 
 def _job(req: ReplayRequest, cap: "Capture", index: int, ir_path: str) -> dict:
@@ -267,9 +324,11 @@ def _as_replay(k: CapturedKernel, orig: _Original, req: ReplayRequest, dropped: 
     if missing:
         notes.append(f"not in this replay's pipeline, so not left out: {', '.join(missing)}")
     helpers = orig.helpers or (helper_sources(orig.source_ir, orig.file, orig.first_line) if orig.source_ir else [])
+    # a constexpr set with the option of its name (loop_stages_constexpr) takes the new value
+    constexprs = {**orig.constexprs, **{key: option_value(v) for key, v in req.sets if key in orig.constexprs}}
     return replace(k, kernel=orig.kernel, file=orig.file, first_line=orig.first_line, source=orig.source_text,
-                   signature=orig.signature, constexprs=orig.constexprs, attrs=orig.attrs, options=options,
-                   variant=variant_label(orig.constexprs, options), stages=stages, notes=notes, helpers=helpers)
+                   signature=orig.signature, constexprs=constexprs, attrs=orig.attrs, options=options,
+                   variant=variant_label(constexprs, options), stages=stages, notes=notes, helpers=helpers)
 
 
 def _stamp(req: ReplayRequest, orig: _Original, dropped: list[str], triton: str | None) -> dict:
@@ -313,7 +372,7 @@ def replay_many(requests: list[ReplayRequest], out_path: str, jobs: int = 1,
             text = cap.stage(req.from_stage).text
             ir_path = os.path.join(tmp, f"job{i}.{req.from_stage}")
             with open(ir_path, "w", encoding="utf-8") as fh:
-                fh.write(text if isinstance(text, str) else text.decode("utf-8", "replace"))
+                fh.write(_edited_ir(text if isinstance(text, str) else text.decode("utf-8", "replace"), req, cap))
                 # Triton hashes the IR text, not the stage hook: without this line, two
                 # replays differing only in a pass left out would share a hash, and the
                 # capture would keep one of them as a repeat of the other.

@@ -17,6 +17,7 @@ text of one Python script that needs only Triton (and torch to launch):
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
@@ -47,6 +48,8 @@ def _literal(value: Any) -> str:
     (``triton.language.float16``) becomes that expression, anything else its repr."""
     if isinstance(value, str) and re.fullmatch(r"triton\.language\.\w+", value):
         return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({repr(value)!r})"  # inf, -inf, nan: no literal of their own
     if isinstance(value, (bool, int, float, str)) or value is None:
         return repr(value)
     if isinstance(value, (list, tuple)):
@@ -135,7 +138,9 @@ def compile_only(target=TARGET):
     if _version() >= (3, 3):
         signature = {n: ("constexpr" if n in CONSTEXPRS else SIGNATURE[n]) for n in names}
         constexprs = {(names.index(n),): v for n, v in CONSTEXPRS.items()}
+        constexprs = dict(sorted({**constexprs, **TUPLE_CONSTEXPRS}.items()))  # in argument order, as Triton's
         attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in DIVISIBLE}
+        attrs.update({path: [["tt.divisibility", 16]] for path in TUPLE_DIVISIBLE})
         src = ASTSource(fn, signature, constexprs=constexprs, attrs=attrs)
     else:
         # Triton 3.0-3.2: the signature holds every runtime argument (those equal to 1
@@ -184,11 +189,29 @@ def _tensor(torch, name, typ, device):
     return flat.as_strided(shape, stride, extra)
 
 
+def _argument(torch, name, typ, path, device):
+    """A launch value of Triton type ``typ`` (a tuple type: a tuple of values; ``path``:
+    where the value sits, for the tuple elements Triton made constants)."""
+    if isinstance(typ, tuple):
+        return tuple(TUPLE_CONSTEXPRS[path + (i,)] if path + (i,) in TUPLE_CONSTEXPRS
+                     else _argument(torch, "%s[%d]" % (name, i), t, path + (i,), device) for i, t in enumerate(typ))
+    if typ.startswith("*"):
+        return _tensor(torch, name, typ, device)
+    if typ.startswith("fp") or typ.startswith("bf"):
+        return NUMBERS.get(name, 0.5)
+    if typ[:1] in ("i", "u"):
+        return _int_value(name, typ)
+    sys.exit("%s: cannot launch an argument of type %s; run with --compile-only" % (name, typ))
+
+
 def launch():
     """Launch on random inputs, on the GPU this process has."""
     import torch
 
     device = "cuda"
+    # Kernels that build tensor descriptors (tl.make_tensor_descriptor) need scratch memory.
+    if hasattr(triton, "set_allocator"):  # Triton 3.3+
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, device=device, dtype=torch.int8))
     fn = _fn()
     args = []
     for name in fn.arg_names:
@@ -197,15 +220,7 @@ def launch():
         if name in EQUAL_TO_1:
             args.append(1)
             continue
-        typ = SIGNATURE[name]
-        if typ.startswith("*"):
-            args.append(_tensor(torch, name, typ, device))
-        elif typ.startswith("fp") or typ.startswith("bf"):
-            args.append(NUMBERS.get(name, 0.5))
-        elif typ[:1] in ("i", "u"):
-            args.append(_int_value(name, typ))
-        else:
-            sys.exit("%s: cannot launch an argument of type %s; run with --compile-only" % (name, typ))
+        args.append(_argument(torch, name, SIGNATURE[name], (fn.arg_names.index(name),), device))
     constexprs = {n: v for n, v in CONSTEXPRS.items() if n not in EQUAL_TO_1}
     fn[GRID](*args, **constexprs, **_options(None))
     torch.cuda.synchronize()
@@ -255,7 +270,7 @@ if __name__ == "__main__":
 def repro_script(spec: CompileSpec, bundle: str | None = None) -> str:
     """The reproducer's text for ``spec`` (``bundle`` names where it came from, in the
     docstring only). Pure: the same spec gives the same text."""
-    signature = {a.name: a.type for a in spec.args}
+    signature = {a.name: a.elements if a.elements is not None else a.type for a in spec.args}
     constexprs = spec.constexprs
     tensors = {a.name: (tuple(a.shape), tuple(a.stride) if a.stride is not None else _contiguous(a.shape),
                         a.dtype or TORCH_DTYPES.get(a.type[1:], "float32"))
@@ -275,6 +290,8 @@ def repro_script(spec: CompileSpec, bundle: str | None = None) -> str:
         _dict_block("CONSTEXPRS", constexprs, "declared constexprs, and arguments Triton specialised to 1"),
         f"EQUAL_TO_1 = {list(spec.equal_to_1)!r}  # runtime arguments Triton saw equal to 1\n",
         f"DIVISIBLE = {list(spec.divisible)!r}  # hinted divisible by 16 (pointers: 16-byte aligned)\n",
+        f"TUPLE_CONSTEXPRS = {_literal(dict(spec.tuple_constexprs))}  # tuple elements Triton made constants, by path\n",
+        f"TUPLE_DIVISIBLE = {list(spec.tuple_divisible)!r}  # tuple elements hinted divisible by 16, by path\n",
         f"SIGNATURE_TYPES = {types_old!r}  # Triton < 3.3 types the arguments equal to 1\n",
         _dict_block("OPTIONS", dict(spec.options), "compile options as captured"),
         f"GRID = {grid!r}  # {'as captured' if spec.grid else 'the capture holds no grid: one program'}\n",

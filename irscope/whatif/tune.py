@@ -12,17 +12,22 @@ in the output bundle; a configuration that fails to compile is a failed capture 
 failed row. ``jobs`` children run at once, each importing Triton once for its share.
 
 The kernel is compiled from its own file when that file still holds the captured
-source (the same module globals, the same locations), else from the self-contained
-module :func:`spec_of` rebuilds from the bundle alone. A script is captured first
-(compile-only), and the tune starts from its capture of the kernel.
+source (the same module globals, the same locations; the child loads it with its
+launches doing nothing, and keeps only its own compiles), else from the
+self-contained module :func:`spec_of` rebuilds from the bundle alone. The kernel's
+``@triton.heuristics`` are computed again for each configuration, from its values
+and the captured launch's arguments, as a launch of it would. A script is captured
+first (compile-only), and the tune starts from its capture of the kernel.
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import os
 import queue
+import re
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -100,9 +105,41 @@ def parse_grid(text: str) -> Grid:
     return Grid(tuple(axes))
 
 
+# How a capture writes a dtype constexpr (``repr(tl.float16)``), and Triton's short
+# names of its dtypes (``tl.float16`` prints as ``fp16``).
+_DTYPE_PREFIX = "triton.language."
+_SHORT_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+                 "fp8e5": "float8e5", "fp8e4nv": "float8e4nv", "fp8e4b15": "float8e4b15", "fp8e4b8": "float8e4b8",
+                 "fp8e5b16": "float8e5b16", "i1": "int1", "i8": "int8", "i16": "int16", "i32": "int32",
+                 "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+
+
+def typed_grid(grid: Grid, spec: CompileSpec) -> Grid:
+    """``grid`` with the values of a dtype constexpr (captured as ``triton.language.float16``)
+    written as the capture writes dtypes, whichever way they were given (``float32``,
+    ``tl.float32``, ``fp32``, ``torch.float32``): the grid child turns that form back
+    into the dtype, and the rows' captures record it so."""
+    axes = []
+    for key, values in grid.axes:
+        base = spec.declared_constexprs.get(key)
+        if isinstance(base, str) and base.startswith(_DTYPE_PREFIX):
+            values = tuple(dict.fromkeys(_dtype_value(v) for v in values))
+        axes.append((key, values))
+    return Grid(tuple(axes))
+
+
+def _dtype_value(value: Value) -> Value:
+    if not isinstance(value, str):
+        return value
+    name = value
+    for prefix in (_DTYPE_PREFIX, "tl.", "torch."):
+        name = name.removeprefix(prefix)
+    return _DTYPE_PREFIX + _SHORT_DTYPES.get(name, name)
+
+
 def tunable_keys(spec: CompileSpec) -> tuple[str, ...]:
     """What a grid may vary: the kernel's declared constexprs, then the tunable options."""
-    return (*spec.declared_constexprs, *TUNABLE_OPTIONS)
+    return tuple(dict.fromkeys((*spec.declared_constexprs, *TUNABLE_OPTIONS)))  # num_stages may be both
 
 
 def check_grid(grid: Grid, spec: CompileSpec) -> None:
@@ -126,23 +163,87 @@ def check_grid(grid: Grid, spec: CompileSpec) -> None:
 def kernel_file(cap: "Capture", spec: CompileSpec, tmp: str, own_file: bool = True) -> tuple[str, str | None]:
     """(path of a Python file defining the kernel, a note or None). The kernel's own
     file when it still holds the captured source (and ``own_file``); else the
-    self-contained module of ``spec`` written into ``tmp``."""
+    self-contained module of ``spec`` written into ``tmp``, with the kernel's
+    ``@triton.heuristics`` taken from its file when the file is still there
+    (:func:`with_heuristics`)."""
     src = cap.source
-    if own_file and src.file and src.text:
-        text = read_source_file(src.file, cap.run.cwd)
-        if text is not None and src.text.strip() in text:
-            path = src.file
-            if not os.path.isabs(path) and not os.path.exists(path) and cap.run.cwd:
-                path = os.path.join(cap.run.cwd, path)
-            return os.path.abspath(path), None
+    text = read_source_file(src.file, cap.run.cwd) if src.file and src.text else None
+    if text is not None and (src.text or "").strip() not in text:
+        text = None  # edited since the capture
+    if own_file and src.file and text is not None:
+        path = src.file
+        if not os.path.isabs(path) and not os.path.exists(path) and cap.run.cwd:
+            path = os.path.join(cap.run.cwd, path)
+        return os.path.abspath(path), None
     path = os.path.join(tmp, f"{spec.kernel}_tune_source.py")
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(spec.source)
+        fh.write(with_heuristics(spec.source, spec.kernel, text))
     if not own_file:
         where = f"{src.file} could not be loaded on its own"
     else:
         where = f"{src.file} no longer holds it" if src.file else "the capture names no file"
+    if text is None:
+        where += ("; the bundle holds no decorators: constexprs a @triton.heuristics of the kernel set, if it has "
+                  "one, keep their captured values")
     return path, f"compiled from the source the bundle holds ({where})"
+
+
+def heuristics_decorators(text: str, kernel: str) -> list[str]:
+    """The ``@triton.heuristics({"NAME": lambda args: ...})`` decorators of the
+    top-level ``def kernel`` of the Python source ``text``, as written (outermost
+    first). Only a dict of lambdas spelled ``triton.heuristics`` is taken: the rebuilt
+    module imports ``triton`` alone, and a lambda reads the names it uses only when it
+    is called (a missing one fails that heuristic, not the module)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    out: list[str] = []
+    for node in tree.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name == kernel):
+            continue
+        for d in node.decorator_list:
+            if not (isinstance(d, ast.Call) and ast.unparse(d.func) == "triton.heuristics" and len(d.args) == 1
+                    and not d.keywords and isinstance(d.args[0], ast.Dict)
+                    and all(isinstance(v, ast.Lambda) for v in d.args[0].values)):
+                continue
+            seg = ast.get_source_segment(text, d)
+            if seg is not None:
+                out.append(f"@{seg}")
+    return out
+
+
+def with_heuristics(source: str, kernel: str, file_text: str | None) -> str:
+    """``source`` (the self-contained module of :func:`spec_of`, whose kernel is a plain
+    ``@triton.jit``) with the kernel's ``@triton.heuristics`` decorators of its file put
+    back, so that the grid child computes them for each configuration as a launch does."""
+    decorators = heuristics_decorators(file_text, kernel) if file_text else []
+    head = f"@triton.jit\ndef {kernel}("
+    if not decorators or head not in source:
+        return source
+    return source.replace(head, "\n".join(decorators) + "\n" + head, 1)
+
+
+# How the capture names an element of a tuple parameter: Triton's path ``(2, 1)`` as text.
+_TUPLE_PATH = re.compile(r"^\(\s*\d+\s*(,\s*\d+\s*)*,?\s*\)$")
+
+
+def _signature(cap: "Capture", spec: CompileSpec) -> dict[str, Any]:
+    """The signature the grid child gives Triton: the spec's, with a tuple parameter's
+    element types as the capture recorded them (nested lists)."""
+    sig: dict[str, Any] = dict(spec.signature)
+    recorded = cap.info.get("signature")
+    if isinstance(recorded, dict):
+        for name, typ in recorded.items():
+            if isinstance(typ, list) and name in sig:
+                sig[name] = typ
+    return sig
+
+
+def _constexprs(cap: "Capture", spec: CompileSpec) -> dict[str, Any]:
+    """The constants the grid child gives Triton: the spec's, and the elements of tuple
+    parameters Triton made constants, by their path as the capture names them."""
+    return {**spec.constexprs, **{k: v for k, v in cap.constexprs.items() if _TUPLE_PATH.match(k)}}
 
 
 def _attrs(cap: "Capture", spec: CompileSpec) -> dict[str, list[list[Any]]]:
@@ -154,29 +255,58 @@ def _attrs(cap: "Capture", spec: CompileSpec) -> dict[str, list[list[Any]]]:
         out = {}
         for name, items in recorded.items():
             pairs = [list(i) for i in items if isinstance(i, list) and len(i) == 2 and isinstance(i[0], str)]
-            if name in spec.params and pairs:
+            if (name in spec.params or _TUPLE_PATH.match(name)) and pairs:
                 out[name] = pairs
         if out or not spec.divisible:
             return out
     return {n: [["tt.divisibility", 16]] for n in spec.divisible}
 
 
+def launch_args(spec: CompileSpec) -> dict[str, dict[str, Any]]:
+    """The captured launch's arguments as the grid child gives them to the kernel's
+    heuristics: ``{"value": n}`` for a number, ``{"shape", "stride", "dtype"}`` for a
+    tensor; the arguments the capture has no record of are left out."""
+    out: dict[str, dict[str, Any]] = {}
+    for a in spec.args:
+        if a.constexpr or a.equal_to_1:
+            continue  # the job's constexprs give these
+        if a.shape is not None:
+            out[a.name] = {"shape": list(a.shape), "stride": list(a.stride) if a.stride is not None else None,
+                           "dtype": a.dtype}
+        elif not a.pointer and isinstance(a.value, (int, float)) and not isinstance(a.value, bool):
+            out[a.name] = {"value": a.value}
+    for a in spec.args:
+        if a.equal_to_1:
+            out[a.name] = {"value": 1}  # passed as 1 at the launch: Triton made it a constant
+    return out
+
+
 def _child_spec(spec: CompileSpec, attrs: dict[str, list[list[Any]]], file: str,
-                jobs: list[dict[str, Value]], report: str | None = None) -> dict[str, Any]:
-    """The JSON the grid child reads: the captured compile, and one override set per
-    job; ``report``: where it writes what it found of the kernel (its heuristics)."""
-    return {"file": file, "report": report, "kernel": spec.kernel, "signature": spec.signature,
-            "constexprs": spec.constexprs, "attrs": attrs, "options": dict(spec.options),
+                jobs: list[dict[str, Value]], report: str | None = None,
+                signature: dict[str, Any] | None = None, constexprs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON the grid child reads: the captured compile, the captured launch's
+    arguments (for the kernel's heuristics), and one override set per job;
+    ``report``: where it writes what it found of the kernel (its heuristics, and what
+    they set for each job). A key that is both a constexpr of the kernel and an option
+    (a ``num_stages: tl.constexpr`` parameter) sets both, as a launch that passes it by
+    name does."""
+    declared = spec.declared_constexprs
+    return {"file": file, "report": report, "kernel": spec.kernel, "signature": signature or spec.signature,
+            "constexprs": spec.constexprs if constexprs is None else constexprs, "attrs": attrs,
+            "options": dict(spec.options),
+            "launch": launch_args(spec),
             "jobs": [{"label": config_label(c),
-                      "constexprs": {k: v for k, v in c.items() if k not in TUNABLE_OPTIONS},
+                      "constexprs": {k: v for k, v in c.items() if k in declared or k not in TUNABLE_OPTIONS},
                       "options": {k: v for k, v in c.items() if k in TUNABLE_OPTIONS}} for c in jobs]}
 
 
 def _matches(captured: CapturedKernel, kernel: str, config: dict[str, Value]) -> bool:
     """Whether a captured compile is the one of ``config`` (its recorded constexprs and
-    options hold the configuration's values) of ``kernel``."""
-    if captured.kernel != kernel:
-        return False  # the kernel's file compiled another kernel when it was loaded
+    options hold the configuration's values) of ``kernel``: a compile the child made,
+    not one a launch of the kernel's file made as it was loaded (those record their
+    launch)."""
+    if captured.kernel != kernel or captured.launch is not None:
+        return False  # the kernel's file compiled it when it was loaded
     for key, value in config.items():
         got = (captured.options if key in TUNABLE_OPTIONS else captured.constexprs).get(key)
         if str(got) != str(value):
@@ -224,7 +354,7 @@ def compile_grid(cap: "Capture", spec: CompileSpec, configs: list[dict[str, Valu
         if note:
             notes.append(note)
         grid = _Round(spec, _attrs(cap, spec), file, tmp, len(configs) * len(targets), on_progress,
-                      command or ["irscope", "tune"], max(1, jobs))
+                      command or ["irscope", "tune"], max(1, jobs), _signature(cap, spec), _constexprs(cap, spec))
         bundle = StoreBundle.open(out_path, create=True)
         try:
             pending = _shares(configs, targets, max(1, jobs))
@@ -232,10 +362,7 @@ def compile_grid(cap: "Capture", spec: CompileSpec, configs: list[dict[str, Valu
                 pending = grid.run(bundle, pending)
         finally:
             bundle.close()
-        fixed = [n for n in grid.heuristics() if n not in (configs[0] if configs else {})]
-        if fixed:
-            notes.append(f"the kernel's @triton.heuristics set {', '.join(fixed)} from its launch arguments: every "
-                         f"configuration keeps the captured value")
+        notes += grid.heuristics_notes(configs[0] if configs else {})
     return grid.found, grid.problems, notes
 
 
@@ -243,24 +370,66 @@ class _Round:
     """Runs shares of a grid in children at once, storing each capture as it comes."""
 
     def __init__(self, spec: CompileSpec, attrs: dict[str, list[list[Any]]], file: str, tmp: str, total: int,
-                 on_progress: Progress | None, command: list[str], jobs: int = 1):
+                 on_progress: Progress | None, command: list[str], jobs: int = 1,
+                 signature: dict[str, Any] | None = None, constexprs: dict[str, Any] | None = None):
         self.spec, self.attrs, self.file, self.tmp = spec, attrs, file, tmp
+        self.signature, self.constexprs = signature, constexprs  # the child's: tuple parameters' elements too
         self.slots = threading.Semaphore(jobs)  # children running at once
         self.total, self.on_progress, self.command = total, on_progress, command
         self.found: dict[tuple[str, str], int] = {}
         self.problems: dict[tuple[str, str], str] = {}
         self.done = 0
         self.children = 0
-        self.report = os.path.join(tmp, "kernel.json")
+        self.reports: list[str] = []  # each child's: what the kernel's heuristics set for its jobs
 
-    def heuristics(self) -> list[str]:
-        """The constexprs the kernel's ``@triton.heuristics`` set, as a child found them."""
-        try:
-            with open(self.report) as fh:
-                names = json.load(fh).get("heuristics") or []
-        except (OSError, ValueError):
+    def heuristics_notes(self, grid_keys: dict[str, Value]) -> list[str]:
+        """What the kernel's ``@triton.heuristics`` did, as the children report it: the
+        constexprs computed again for each configuration, and those that kept the
+        captured value (and why). Heuristics the grid sets are the grid's."""
+        names: list[str] = []
+        kept: dict[str, str] = {}
+        descs: list[str] = []
+        hooked = False
+        hook_failed: str | None = None
+        for path in self.reports:
+            try:
+                with open(path) as fh:
+                    report = json.load(fh)
+            except (OSError, ValueError):
+                continue  # the child died before it loaded the kernel
+            names += [str(n) for n in report.get("heuristics") or [] if n not in names and n not in grid_keys]
+            descs += [str(n) for n in report.get("descriptors") or [] if n not in descs]
+            hooked = hooked or bool(report.get("pre_hook"))
+            for job in report.get("jobs") or []:
+                for name, why in (job.get("kept") or {}).items():
+                    kept.setdefault(str(name), str(why))
+                hook_failed = hook_failed or job.get("descriptors_kept")
+        notes = self._descriptor_notes(descs, hooked, hook_failed)
+        computed = [n for n in names if n not in kept]
+        if computed:
+            notes.append(f"the kernel's @triton.heuristics computed {', '.join(computed)} again for each "
+                         f"configuration, from the captured launch's arguments")
+        if kept:
+            why = "; ".join(f"{n}: {w}" for n, w in kept.items())
+            notes.append(f"the kernel's @triton.heuristics set {', '.join(kept)} from launch arguments the capture "
+                         f"does not hold ({why}): those configurations keep the captured value")
+        return notes
+
+    def _descriptor_notes(self, descs: list[str], hooked: bool, failed: str | None) -> list[str]:
+        """What became of the block shapes of the kernel's tensor descriptor parameters
+        (part of their type): set for each configuration by the autotuner's config
+        ``pre_hook``, as a launch sets them, or kept as captured."""
+        if not descs:
             return []
-        return [str(n) for n in names]
+        names = ", ".join(descs)
+        if hooked and failed is None:
+            return [f"the autotuner's pre_hook set the block shapes of the tensor descriptors {names} for each "
+                    f"configuration"]
+        if hooked:
+            return [f"the autotuner's pre_hook failed to set the block shapes of the tensor descriptors {names} "
+                    f"({failed}): those configurations keep the captured block shapes"]
+        return [f"no autotuner pre_hook sets the block shapes of the tensor descriptors {names}: every configuration "
+                f"keeps the captured ones, where a launch that builds them from the constexprs would not"]
 
     def run(self, bundle: StoreBundle, shares: list[_Share]) -> list[_Share]:
         """Run ``shares`` to their ends; the shares still to do: the configurations a
@@ -269,8 +438,11 @@ class _Round:
         for share in shares:
             self.children += 1
             path = os.path.join(self.tmp, f"share{self.children}.json")
+            report = os.path.join(self.tmp, f"share{self.children}.report.json")
+            self.reports.append(report)
             with open(path, "w") as fh:
-                json.dump(_child_spec(self.spec, self.attrs, self.file, list(share.configs), self.report), fh)
+                json.dump(_child_spec(self.spec, self.attrs, self.file, list(share.configs), report,
+                                      self.signature, self.constexprs), fh)
             requests.append(CaptureRequest(GRID_CHILD, [path], None, [share.target]))
         runs = [bundle.begin_run(run_info(req, self.command)) for req in requests]
         # (child, a capture | the child's outcome | an error to re-raise | None: the child is done)
@@ -314,14 +486,14 @@ class _Round:
                 if missing and stored[i] and item.signal is not None and not item.interrupted:
                     again.append(_Share(share.target, missing))
             else:
-                stored[i] += 1
-                cid = bundle.add_capture(runs[i], item)
                 label = next((config_label(c) for c in share.configs if _matches(item, self.spec.kernel, c)), None)
-                if label is not None:
-                    self.found[(share.target, label)] = cid
+                if label is None:
+                    continue  # a compile the kernel's file made as it was loaded: not the grid's
+                stored[i] += 1
+                self.found[(share.target, label)] = bundle.add_capture(runs[i], item)
                 self.done += 1
                 if self.on_progress is not None:
-                    self.on_progress(self.done, self.total, f"{label or item.variant} {item.target}")
+                    self.on_progress(self.done, self.total, f"{label} {item.target}")
         return again
 
 
@@ -357,6 +529,7 @@ def tune(bundle_path: str, cap: "Capture", grid: Grid, targets: tuple[str, ...] 
     (kind ``tune``). One-line IrscopeError for a grid key the kernel does not take."""
     spec = spec_of(cap)
     check_grid(grid, spec)
+    grid = typed_grid(grid, spec)
     targets = tuple(dict.fromkeys(Target.parse(t).name for t in targets)) or (Target.parse(cap.target).name,)
     out = out_path or bundle_path
     configs = grid.configs()

@@ -1,8 +1,8 @@
 """A kernel whose compile kills the compiling process for one value of BLOCK, as an
 LLVM assertion does (SIGABRT): ``irscope tune`` must keep that configuration as a
 failed row and compile the configurations after it in a new process; and whose
-``EVEN`` is set by ``@triton.heuristics`` from a launch argument, which a tune cannot
-recompute (tests/test_tune_crash.py)."""
+``EVEN`` is set by ``@triton.heuristics`` from a launch argument
+(tests/test_tune_crash.py)."""
 
 import os
 

@@ -27,6 +27,7 @@ import threading
 import time
 
 from irscope_child_source import error_info, source_info, strip_reproducer  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+from irscope_child_globals import used_globals  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
 SPOOL = os.environ.get("IRSCOPE_SPOOL", "")
 MODE = os.environ.get("IRSCOPE_MODE", "auto")  # "auto", "gpu" or "compile-only"
@@ -58,6 +59,8 @@ def _jsonable(value):
         return [_jsonable(v) for v in value]
     if hasattr(value, "_asdict"):
         return _jsonable(value._asdict())
+    if type(value).__name__ == "constexpr" and hasattr(value, "value"):  # a tl.constexpr default: its value
+        return _jsonable(value.value)
     return repr(value)
 
 
@@ -452,11 +455,21 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed, ex
             "fake_timing": _fake_timing(),
             "placeholder_reads": _placeholder_reads(),
             "launch": _launch_info(src),
+            "globals": _globals_info(src),
             "env": {k: v for k, v in os.environ.items() if k.startswith(("TRITON_", "MLIR_", "LLVM_", "USE_IR_LOC"))},
         }
     )
     _write_json_atomic(os.path.join(rec.dir_tmp, "meta.json"), meta)
     os.replace(rec.dir_tmp, os.path.join(SPOOL, rec.name))
+
+
+def _globals_info(src):
+    """The module-level values the kernel reads (``irscope repro`` writes them from the
+    bundle); None when they cannot be read."""
+    try:
+        return used_globals(src)
+    except Exception:  # a record of them is optional: never break the user's compile for it
+        return None
 
 
 def _placeholder_reads():

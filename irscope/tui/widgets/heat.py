@@ -133,7 +133,7 @@ def stage_heat(view: "IRView", stage: str | None, hot: "HotProfile | None") -> N
     """Show ``hot``'s samples on the stage pane ``view`` holding ``stage`` (1-based
     stage lines of :meth:`~irscope.core.profile.HotProfile.stage_heat`, drawn on the
     pane's 0-based lines); hide the column with no profile, or a stage it does not cover
-    (TTIR: the core lays samples over TTGIR, LLVM IR, PTX and SASS)."""
+    (one the capture lacks, or a binary one)."""
     if hot is None or stage not in hot.stages:
         view.set_heat(None)
         return
