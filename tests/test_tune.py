@@ -13,7 +13,8 @@ from irscope.core.tune_table import TuneTable, launch_problem, tune_tables
 from irscope.errors import IrscopeError
 from irscope.whatif.compile_spec import spec_of
 from irscope.whatif.equivalence import compile_differences
-from irscope.whatif.tune import Grid, check_grid, parse_grid, tune
+from irscope.whatif.tune import tune
+from irscope.whatif.tune_grid import Grid, check_grid, parse_grid
 
 from conftest import DATA, SAMPLES, irscope as run_cli
 
@@ -66,7 +67,7 @@ def test_dtype_values_are_written_as_the_capture_writes_dtypes():
     from dataclasses import replace
 
     from irscope.whatif.compile_spec import ArgSpec
-    from irscope.whatif.tune import typed_grid
+    from irscope.whatif.tune_grid import typed_grid
 
     with irscope.open(SAMPLES_SM90) as b:
         spec = spec_of(b.capture(f"#{REAL_128}"))

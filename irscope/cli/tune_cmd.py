@@ -57,7 +57,8 @@ def main(args) -> int:
     """Run ``irscope tune``."""
     import irscope
     from irscope.store.bundle import is_bundle
-    from irscope.whatif.tune import capture_script, parse_grid, tune
+    from irscope.whatif.tune import capture_script, tune
+    from irscope.whatif.tune_grid import parse_grid
 
     if args.jobs < 1:
         raise IrscopeError(f"--jobs {args.jobs}: give 1 or more")
