@@ -7,7 +7,6 @@ compile that ptxas refuses."""
 
 from __future__ import annotations
 
-import os
 import json
 import shutil
 from pathlib import Path
@@ -23,6 +22,7 @@ from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.kernel_table import CaptureTable
 
 from conftest import DATA, SAMPLES, irscope
+from setup_guard import setup_missing
 from tui_support import run_async
 
 LEARNER = DATA / "learner_sm90.irscope"
@@ -85,7 +85,7 @@ def test_the_ptxas_fatal_line_is_the_cause_not_the_repro_command(learner):
 def test_ptxas_fatal_of_a_real_compile_is_the_one_line_error(tmp_path):
     python = ROOT / ".venvs" / "triton-3.2" / "bin" / "python"
     if not python.exists():
-        (pytest.fail if os.environ.get("CI") else pytest.skip)("needs .venvs/triton-3.2 (its ptxas knows no sm_100)")
+        setup_missing("needs .venvs/triton-3.2 (its ptxas knows no sm_100)")
     out = tmp_path / "fatal.irscope"
     p = irscope("compile", f"{SAMPLES / 'vector_add.py'}::add_kernel", "--signature", "*fp32,*fp32,*fp32,i32",
                 "--constexpr", "BLOCK_SIZE=64", "--python", python, "--target", "sm_100", "-o", out)

@@ -18,6 +18,7 @@ from irscope.ir.python_lines import python_line
 from irscope.ir.statements import Statement, statement_map
 
 from conftest import irscope as run_cli
+from setup_guard import setup_missing
 
 
 def _map(src: str, first_line: int = 1):
@@ -294,8 +295,7 @@ def test_the_report_page_selects_the_statement_from_any_of_its_lines(captured, t
     import os
 
     if not os.path.exists("/usr/bin/chromium"):
-        # scripts/setup.sh installs it: under CI a missing browser is a broken set-up, not a skip.
-        (pytest.fail if os.environ.get("CI") else pytest.skip)(
+        setup_missing(
             "/usr/bin/chromium is absent (Debian's chromium package): run scripts/setup.sh")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     out = tmp_path / "report"

@@ -21,6 +21,7 @@ import pytest
 import irscope
 from irscope.compiler.remarks import parse_diagnostics
 from conftest import DATA, SAMPLES, VENVS, irscope as run_irscope
+from setup_guard import setup_missing
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 SCRIPT = KERNELS / "why_remarks.py"
@@ -139,8 +140,7 @@ def test_show_lists_the_remarks_of_a_line(runs):
 @pytest.mark.slow
 def test_triton_39_remarks_are_what_it_prints(tmp_path):
     if not PY39.exists():
-        # scripts/setup.sh makes every venv: under CI a missing one is a broken set-up, not a skip.
-        (pytest.fail if os.environ.get("CI") else pytest.skip)("no .venvs/triton-3.9: run scripts/setup.sh")
+        setup_missing("no .venvs/triton-3.9: run scripts/setup.sh")
     bundle = tmp_path / "v39.irscope"
     run_irscope("run", SCRIPT, "-o", bundle, "-q", "--no-open", "--python", PY39, "--", "ok", check=True)
     cap = irscope.open(str(bundle)).captures()[0]
@@ -155,7 +155,7 @@ def test_triton_39_remarks_are_what_it_prints(tmp_path):
 def test_older_triton_says_not_available(tmp_path, version):
     python = VENVS / f"triton-{version}" / "bin" / "python"
     if not python.exists():
-        (pytest.fail if os.environ.get("CI") else pytest.skip)(f"no .venvs/triton-{version}: run scripts/setup.sh")
+        setup_missing(f"no .venvs/triton-{version}: run scripts/setup.sh")
     bundle = tmp_path / "old.irscope"
     run_irscope("run", SAMPLES / "vector_add.py", "-o", bundle, "-q", "--no-open", "--python", python, check=True)
     cap = irscope.open(str(bundle)).captures()[0]
