@@ -33,6 +33,8 @@ EDGES = {
     "capture/child/irscope_fake_driver.py": "patches Triton inside the user's process",
     # irscope tune's child: Triton may raise anything for one configuration, and the grid goes on.
     "capture/child/irscope_compile_grid.py": "one configuration's compile",
+    # irscope compile's and tune's children load the user's file as a module: it may raise anything.
+    "capture/child/irscope_compile_kernel.py": "runs the user's file as a module",
     "capture/child/irscope_replay.py": "one replay job's compile (the next job still runs)",
 }
 

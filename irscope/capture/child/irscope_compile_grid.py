@@ -17,17 +17,15 @@ names an option (``num_warps``) sets that option. A heuristic that cannot be com
 so (the capture recorded no launch) keeps the captured value, and the report says
 why. The block shapes of tensor descriptor parameters, which are part of their type,
 are set by the autotuner config's ``pre_hook``, as a launch sets them. The kernel's
-file is loaded with its own launches doing nothing (:func:`_load_kernel_object`).
+file is loaded with its own launches doing nothing (:func:`irscope_compile_kernel.load_kernel_object`).
 """
 
 import json
 import re
 import sys
 
-from irscope_compile_kernel import CompileSpecError, load_object  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+from irscope_compile_kernel import CompileSpecError, load_kernel_object  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
-# The name load_object gives the kernel's module.
-_MODULE = "_irscope_kernel_module"
 
 # How a Triton dtype constexpr reads in a capture's JSON (repr of ``tl.float16``).
 _DTYPE_PREFIX = "triton.language."
@@ -227,41 +225,6 @@ def _source(fn, spec, constexprs):
     return ASTSource(fn, ordered, constexprs=consts, attrs=attrs)
 
 
-def _load_kernel_object(path, name):
-    """The kernel object of ``path`` (wrappers and all), loaded with the kernel
-    launches its file makes at import (a script with no ``__main__`` guard, as
-    Triton's tutorials are) doing nothing: they would compile, and be captured, in
-    every child. Warmups still compile (a script may read the compiled kernel it gets
-    back). A file that fails so (it used what a launch returns) is loaded again with
-    its launches as they are: the parent keeps only the grid's compiles. A file that
-    fails after it defined the kernel gives that kernel."""
-    from triton.runtime.jit import JITFunction
-
-    run = JITFunction.run
-
-    def no_launch(self, *args, **kwargs):
-        if kwargs.get("warmup"):
-            return run(self, *args, **kwargs)
-        return None
-
-    JITFunction.run = no_launch
-    try:
-        return load_object(path, name)
-    except CompileSpecError:
-        raise
-    except (Exception, SystemExit) as exc:  # the user's script run as a module (argparse exits too): looked at below
-        # A script whose code after the kernel fails without a GPU (a check of the
-        # results, a benchmark) has defined the kernel by then, decorators and all.
-        module = sys.modules.get(_MODULE)
-        if module is not None and hasattr(module, name):
-            print("irscope tune: %s failed after defining %s (%s: %s); compiling that kernel"
-                  % (path, name, type(exc).__name__, (str(exc).strip().splitlines() or [""])[0][:200]))
-            return getattr(module, name)
-    finally:
-        JITFunction.run = run
-    return load_object(path, name)
-
-
 def main(spec_path):
     with open(spec_path) as f:
         spec = json.load(f)
@@ -270,7 +233,7 @@ def main(spec_path):
     version = tuple(int(x) for x in triton.__version__.split(".")[:2])
     if version < (3, 3):
         raise CompileSpecError("irscope tune compiles with Triton 3.3 or later (this is %s)" % triton.__version__)
-    fn, heuristics, configs = _jit_function(_load_kernel_object(spec["file"], spec["kernel"]))
+    fn, heuristics, configs = _jit_function(load_kernel_object(spec["file"], spec["kernel"], "irscope tune"))
     hook = _pre_hook(configs, spec.get("constexprs", {}))
     import triton.runtime.driver  # noqa: F401
 

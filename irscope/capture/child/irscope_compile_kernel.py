@@ -20,10 +20,14 @@ class CompileSpecError(Exception):
     nothing is echoed on stderr besides it)."""
 
 
+MODULE = "_irscope_kernel_module"
+"""The name :func:`load_object` gives the kernel's module."""
+
+
 def load_object(path, name):
     """The module-level object ``name`` of the Python file ``path`` (loaded as a module,
-    not as ``__main__``), wrappers and all. (irscope_compile_grid.py uses it too.)"""
-    spec = importlib.util.spec_from_file_location("_irscope_kernel_module", path)
+    not as ``__main__``), wrappers and all."""
+    spec = importlib.util.spec_from_file_location(MODULE, path)
     if spec is None or spec.loader is None:
         raise CompileSpecError("cannot load %s" % path)
     module = importlib.util.module_from_spec(spec)
@@ -35,8 +39,43 @@ def load_object(path, name):
     return getattr(module, name)
 
 
+def load_kernel_object(path, name, who):
+    """The kernel object of ``path`` (wrappers and all), loaded with the kernel
+    launches its file makes at import (a script with no ``__main__`` guard, as
+    Triton's tutorials are) doing nothing: they would compile, and be captured, in
+    every compile child. Warmups still compile (a script may read the compiled kernel it gets
+    back). A file that fails so (it used what a launch returns) is loaded again with
+    its launches as they are: the parent keeps only the compiles it asked for. A file that
+    fails after it defined the kernel gives that kernel."""
+    from triton.runtime.jit import JITFunction
+
+    run = JITFunction.run
+
+    def no_launch(self, *args, **kwargs):
+        if kwargs.get("warmup"):
+            return run(self, *args, **kwargs)
+        return None
+
+    JITFunction.run = no_launch
+    try:
+        return load_object(path, name)
+    except CompileSpecError:
+        raise
+    except (Exception, SystemExit) as exc:  # the user's script run as a module (argparse exits too): looked at below
+        # A script whose code after the kernel fails without a GPU (a check of the
+        # results, a benchmark) has defined the kernel by then, decorators and all.
+        module = sys.modules.get(MODULE)
+        if module is not None and hasattr(module, name):
+            print("%s: %s failed after defining %s (%s: %s); compiling that kernel"
+                  % (who, path, name, type(exc).__name__, (str(exc).strip().splitlines() or [""])[0][:200]))
+            return getattr(module, name)
+    finally:
+        JITFunction.run = run
+    return load_object(path, name)
+
+
 def _load_kernel(path, name):
-    fn = load_object(path, name)
+    fn = load_kernel_object(path, name, "irscope compile")
     # Autotuner and Heuristics wrap the JITFunction in ``.fn`` and copy its ``arg_names``,
     # so unwrap by kind, not by attribute.
     while type(fn).__name__ in ("Autotuner", "Heuristics") and hasattr(fn, "fn"):
