@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT, VECTOR_ADD, VENVS, irscope, ls_json, write_script
+from setup_guard import setup_missing
 
 sys.path.insert(0, str(ROOT / "irscope" / "capture" / "child"))
 import irscope_devices  # noqa: E402  (the table the child answers from)
@@ -32,7 +33,6 @@ def _line_of(path, text):
 
 DEVICE_QUERIES = VECTOR_ADD + '''
 import json
-from setup_guard import setup_missing
 p = torch.cuda.get_device_properties(0)
 print("DEVICE " + json.dumps({
     "available": torch.cuda.is_available(), "count": torch.cuda.device_count(),
