@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLES, irscope, ls_json, write_script
+from conftest import ROOT, SAMPLES, VECTOR_ADD, irscope, ls_json, write_script
 
 KERNELS = Path(__file__).resolve().parent / "kernels_failing"
 
@@ -75,6 +75,35 @@ def test_compile_killed_is_worded_about_a_compile(tmp_path):
     assert p.returncode != 0
     (line,) = _error_lines(p.stderr)
     assert "the compile was killed by SIGKILL" in line and "script" not in line
+
+
+# -- a crash after the script ended (the interpreter's shutdown) -------------------
+
+ABORT_AT_EXIT = VECTOR_ADD + '''
+import atexit, os
+atexit.register(os.abort)  # as a native thread left running can end Python on its way out
+x = torch.randn(1024, device=DEVICE)
+add_kernel[(1,)](x, x, x, 1024, BLOCK=1024)
+'''
+
+
+@pytest.mark.slow
+def test_a_crash_while_python_shuts_down_loses_nothing(tmp_path):
+    out = tmp_path / "a.irscope"
+    p = irscope("run", write_script(tmp_path, "abort_at_exit.py", ABORT_AT_EXIT), "--target", "sm_90", "-o", out)
+    assert p.returncode == 0, p.stderr
+    said = " ".join((p.stdout + p.stderr).split())
+    assert "ran to its end (sm_90), then Python crashed with SIGABRT while shutting down" in said
+    assert [c["kernel"] for c in ls_json(out)] == ["add_kernel"]
+    (run,) = _runs(out)
+    assert run["complete"] is True and run["status"] == "ok"
+
+
+def test_a_crash_before_the_script_ends_is_still_a_crash(tmp_path):
+    p = irscope("run", KERNELS / "kill_self.py", "-o", tmp_path / "k.irscope", env=dict(os.environ, KILL_WITH="SIGABRT"))
+    assert p.returncode != 0
+    (line,) = _error_lines(p.stderr)
+    assert "crashed with SIGABRT" in line and "shutting down" not in line
 
 
 # -- irscope killed with kill -9 ----------------------------------------------------

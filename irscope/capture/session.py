@@ -73,6 +73,7 @@ class TargetOutcome:
     refused: list[dict] = field(default_factory=list)  # launches Triton refused (OutOfResources), as reported
     placeholder_reads: int = 0  # tensor values read as placeholders (compile-only, after the first compile)
     placeholder_first: str = ""  # "file:line" of the first such read
+    shutdown_signal: int | None = None  # the script ended, then the interpreter crashed on its way out
 
 
 def check_python(python: str | None) -> str:
@@ -316,6 +317,7 @@ def _run_one(req, python, target, on_capture, on_driver, on_output, on_status, s
         outcome.exit_code = proc.returncode if proc.returncode is not None else -1
         if outcome.exit_code < 0:
             outcome.signal = -outcome.exit_code
+            _after_the_end(spool, outcome)
         _read_process_info(spool, outcome)
         _recover_unfinished(spool, outcome, on_capture, on_status)
         err_path = os.path.join(spool, "script_error.json")
@@ -325,6 +327,22 @@ def _run_one(req, python, target, on_capture, on_driver, on_output, on_status, s
     finally:
         shutil.rmtree(spool, ignore_errors=True)
     return outcome
+
+
+def _after_the_end(spool: str, outcome: TargetOutcome) -> None:
+    """A signal that came after the script ended (the bootstrap's ``script_done.json``)
+    is not the script's: every kernel was captured, so the run keeps the script's own
+    exit code and the signal is only noted."""
+    path = os.path.join(spool, "script_done.json")
+    if outcome.interrupted or not os.path.exists(path):
+        return
+    try:
+        with open(path) as f:
+            code = json.load(f).get("exit_code")
+    except (OSError, ValueError, AttributeError):
+        return
+    if isinstance(code, int):
+        outcome.shutdown_signal, outcome.signal, outcome.exit_code = outcome.signal, None, code
 
 
 def _wait(proc: subprocess.Popen, seconds: float) -> bool:

@@ -378,6 +378,13 @@ def judge(outcomes, interrupted: bool, noun: str = "script", strict: bool = Fals
                 f"without a GPU (a check passes, a number is 1); the {noun} went on, and kernels compiled after it "
                 f"carry a note (--strict makes it an error)")
         return Verdict(None, "compile-only, checks skipped", True, False, note=note)
+    crashed = next((o for o in outcomes if o.shutdown_signal), None)
+    if crashed is not None:
+        at = f" ({_label(crashed)})" if _label(crashed) else ""
+        note = (f"the {noun} ran to its end{at}, then Python crashed with {signal_name(crashed.shutdown_signal)} "
+                f"while shutting down (a native thread left running by a library, such as torch's autograd "
+                f"thread); nothing is lost")
+        return Verdict(None, "ok", True, note=note)
     return Verdict(None, "ok", True)
 
 

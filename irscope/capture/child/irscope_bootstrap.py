@@ -61,10 +61,10 @@ def _write_json(path, obj):
     os.replace(tmp, path)
 
 
-def _current_target(hook):
+def _current_target(record):
     """``sm_90``, ``gfx942``: what the active driver compiles for ("" if it cannot say)."""
     try:
-        return hook._target_text(sys.modules["triton.runtime.driver"].driver.active.get_current_target())
+        return record.target_text(sys.modules["triton.runtime.driver"].driver.active.get_current_target())
     except Exception:  # any error of Triton's driver probe: the target stays unknown
         return ""
 
@@ -119,6 +119,7 @@ def main(argv):
     sys.argv = argv[1:]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     import irscope_child_hook  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+    import irscope_child_record  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
     compile_only = irscope_child_hook.resolved_mode() == "compile-only"
     if compile_only:
@@ -131,8 +132,8 @@ def main(argv):
         warnings.filterwarnings("ignore", message=".*data pointer of FakeTensor.*")
     _write_json(os.path.join(os.environ.get("IRSCOPE_SPOOL", "."), "process.json"), {
         "mode": irscope_child_hook.resolved_mode(),
-        "target": _current_target(irscope_child_hook),
-        "versions": irscope_child_hook._versions(),
+        "target": _current_target(irscope_child_record),
+        "versions": irscope_child_record.versions(),
         "python_executable": sys.executable,
     })
     try:
@@ -164,5 +165,16 @@ def main(argv):
     return 0
 
 
+def _mark_done(code):
+    """Tell the parent the script has ended: a crash after this is the interpreter's
+    shutdown (a native thread some library left running, such as torch's autograd
+    device thread), which loses nothing the script compiled."""
+    spool = os.environ.get("IRSCOPE_SPOOL")
+    if spool:
+        _write_json(os.path.join(spool, "script_done.json"), {"exit_code": code})
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    _code = main(sys.argv)
+    _mark_done(_code)
+    sys.exit(_code)
