@@ -368,6 +368,18 @@ def test_hot_json_fields(profiled) -> None:
     assert len(top["lines"]) == 2 and top["lines"][0]["line"] == 43 and top["call_sites"] is True
 
 
+def test_hot_json_names_the_capture_and_the_launch_shown(profiled) -> None:
+    """Flash attention's two variants each got one launch of the export: the JSON says
+    which capture it shows, and the profile's note which launch of the export it holds."""
+    pb = profiled.ncu("flash_attention")
+    for args, cid, stage, launch in (((), 1, "STAGE=1", 1), (("--variant", "1"), 2, "STAGE=3", 2)):
+        p = _cli("hot", pb.path, pb.kernel, *args, "--json")
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout)
+        assert out["capture_id"] == cid and stage in out["variant"] and stage in out["capture"]
+        assert any(n.startswith(f"launch(es) {launch} of sass.csv") for n in out["profile"]["notes"])
+
+
 def test_hot_table_names_lines_with_their_source(profiled) -> None:
     pb = profiled.ncu("fused_softmax")
     p = _cli("hot", pb.path, pb.kernel, "--top", "3")
@@ -400,11 +412,14 @@ def test_hot_errors_are_one_line(profiled) -> None:
 # -- the acceptance path: a compile-only capture made here, the GPU's export imported ---
 
 @pytest.mark.slow
-def test_a_compile_only_capture_accepts_the_gpus_export(profiled, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["fused_softmax", "layer_norm", "matmul_autotune"])
+def test_a_compile_only_capture_accepts_the_gpus_export(profiled, tmp_path: Path, name: str) -> None:
     """What the held-out acceptance check does: capture the sample here with no GPU
-    (``--target sm_90``), import the H200's whole export (torch launches and all), and
-    get Nsight Compute's own per-line view back, library samples on the call sites."""
-    pb = profiled.ncu("fused_softmax")
+    (``--target sm_90``), import the H200's export by kernel name (fused_softmax: the
+    whole export, torch launches and all; matmul: four autotune variants captured, the
+    launches ran one), and get Nsight Compute's own per-line view back, library samples
+    on the call sites."""
+    pb = profiled.ncu(name)
     bundle = tmp_path / "here.irscope"
     p = _cli("run", "--target", "sm_90", "-q", "--no-open", "-o", bundle, pb.script)
     assert p.returncode == 0, p.stderr
@@ -422,6 +437,49 @@ def test_a_compile_only_capture_accepts_the_gpus_export(profiled, tmp_path: Path
         for (file, line), n in ((k, n) for k, n in view.items() if n and k is not None and not _library(k[0])):
             assert hot.line(line, file) is not None and hot.line(line, file).samples >= n, (file, line, hot.lines)
         assert sum(h.samples for h in hot.lines) == sum(n for k, n in view.items() if k is not None)
+
+
+@pytest.mark.slow
+def test_a_launch_two_variants_share_goes_to_both_or_waits_for_a_name(tmp_path: Path) -> None:
+    """Two autotune configs whose SASS instructions are the same. ``twin_kernel``'s line
+    markers are the same too: by kernel name the launch goes to both, a note saying so,
+    the same figures on each. ``mirror_kernel`` charges them to other lines: by kernel
+    name the import says in one line that it cannot tell, naming both; named by id or
+    --variant, it attaches to that one."""
+    bundle = tmp_path / "twin.irscope"
+    p = _cli("run", "--target", "sm_90", "-q", "--no-open", "-o", bundle,
+             Path(__file__).parent / "kernels" / "heldout_c_twin_variants.py")
+    assert p.returncode == 0, p.stderr
+    exports = {}
+    with irscope.open(str(bundle)) as b:
+        for kernel in ("twin_kernel", "mirror_kernel"):
+            caps = b.captures(kernel)
+            assert len(caps) == 2
+            ours = [re.sub(r"//##.*", "", c.stage("sass").text) for c in caps]
+            assert ours[0] == ours[1]
+            assert (caps[0].stage("sass").text == caps[1].stage("sass").text) == (kernel == "twin_kernel")
+            path = tmp_path / f"{kernel}.csv"
+            export, lines = _ncu_style_export(caps[1].stage("sass").text, kernel)
+            path.write_text(export)
+            exports[kernel] = (path, sum(lines.values()), [c.id for c in caps])
+    path, total, (first, second) = exports["twin_kernel"]
+    p = _cli("profile", "import", bundle, "twin_kernel", path, "--json")
+    assert p.returncode == 0, p.stderr
+    attached = json.loads(p.stdout)
+    assert [(a["capture_id"], a["total_samples"]) for a in attached] == [(first, total), (second, total)]
+    assert all(any("which of them ran cannot be told" in n for n in a["notes"]) for a in attached)
+    with irscope.open(str(bundle)) as b:
+        one, two = (b.capture(f"#{cid}").profile() for cid in (first, second))
+        assert [(h.line, h.samples) for h in one.lines] == [(h.line, h.samples) for h in two.lines]
+    path, total, (first, second) = exports["mirror_kernel"]
+    p = _cli("profile", "import", bundle, "mirror_kernel", path)
+    assert p.returncode != 0 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert f"#{first} (--variant 0: " in p.stderr and f"#{second} (--variant 1: " in p.stderr
+    assert "nothing attached" in p.stderr
+    for how, cid in (([f"#{second}"], second), (["mirror_kernel", "--variant", "0"], first)):
+        p = _cli("profile", "import", bundle, *how[:1], path, *how[1:], "--json")
+        assert p.returncode == 0, p.stderr
+        assert [(a["capture_id"], a["total_samples"]) for a in json.loads(p.stdout)] == [(cid, total)]
 
 
 def _ncu_style_export(sass: str, kernel: str, base: int = 0x7F63A37E8300) -> tuple[str, Counter]:

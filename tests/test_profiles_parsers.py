@@ -131,7 +131,8 @@ def test_ncu_columns_found_by_name() -> None:
     ("hello,world\n1,2\n", "row 1"),
     ('"Kernel Name","k",\n"Address","Source","# Samples"\n"0xzz","NOP","1"\n', "not hexadecimal"),
     ('"Kernel Name","k",\n"Address","Source","# Samples"\n"0x10","NOP","many"\n', "is not a count"),
-    ('"Kernel Name","k",\n"Address","Function"\n"0x10","f"\n', "no 'Source' or '# Samples' column"),
+    ('"Kernel Name","k",\n"Address","Function"\n"0x10","f"\n', "header with no 'Source' column"),
+    ('"Kernel Name","k",\n"Address","Source","Instructions Executed"\n"0x10","NOP","4"\n', "no '# Samples' column"),
     ('"Kernel Name","k",\n"Address","Source","# Samples"\n"0x10","NOP"\n', "2 fields under a 3-column header"),
 ])
 def test_ncu_bad_input_is_one_line(text: str, says: str) -> None:

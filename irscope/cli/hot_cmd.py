@@ -70,7 +70,9 @@ def main(args) -> int:
                                f"{args.bundle} {cap.kernel} FILE' (an ncu source CSV, a .ncu-rep or a Proton "
                                f".hatchet) or capture with 'irscope run --profile' on a GPU machine")
         if args.json:
-            print(json.dumps(hot.to_json(args.stage, args.top), indent=2))
+            # Which capture the figures are of: a kernel named alone may have several.
+            shown = {"capture_id": cap.id, "capture": cap.title(), "variant": cap.variant}
+            print(json.dumps(shown | hot.to_json(args.stage, args.top), indent=2))
             return 0
         _render(cap, hot, args.stage, args.top or _DEFAULT_TOP)
     return 0

@@ -81,6 +81,7 @@ def _read_profile(path: str) -> tuple[str, str, str | None, str | None]:
     """(kind of text, text, gpu, tool version) of a profile file (a report becomes its
     source page's CSV); IrscopeError for a bad one."""
     from irscope.core.profile_import import ACCEPTED, NCU_CSV, NCU_REP, file_kind
+    from irscope.profiles.ncu_source import decode_export
 
     if os.path.isdir(path):
         raise IrscopeError(f"{path} is a directory, not a profile ({ACCEPTED})")
@@ -88,6 +89,8 @@ def _read_profile(path: str) -> tuple[str, str, str | None, str | None]:
         with open(path, "rb") as f:
             head = f.read(_HEAD_BYTES)
             kind = file_kind(os.path.basename(path), head)
+            if not head:
+                raise IrscopeError(f"{path}: an empty file, not a profile ({ACCEPTED})")
             if kind is None:
                 raise IrscopeError(f"{path}: not a profile ({ACCEPTED})")
             if kind == NCU_REP:
@@ -101,10 +104,9 @@ def _read_profile(path: str) -> tuple[str, str, str | None, str | None]:
         raise IrscopeError(f"{path}: no such file") from None
     except OSError as exc:
         raise IrscopeError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise IrscopeError(f"{path}: not a profile (not UTF-8 text; {ACCEPTED})") from None
+    text = decode_export(data)
+    if text is None:
+        raise IrscopeError(f"{path}: not a profile (neither UTF-8 nor UTF-16 text; {ACCEPTED})")
     return kind, text, None, None
 
 
