@@ -204,12 +204,29 @@ def _divisible(attr: Any) -> bool:
 
 
 _CONSTEXPR_REPR = re.compile(r"^constexpr\[(.*)\]$")
+_FUNCTION_REPR = re.compile(r"^JITFunction\(([\w.]*):([\w.<>]+)\)$")
+
+
+class FunctionRef(str):
+    """A ``@triton.jit`` function passed as a constexpr (``kernel[grid](x, ACT=relu)``),
+    as the capture holds it: Triton's repr, ``JITFunction(module:qualname)``. It stays
+    that text everywhere a string is read (JSON, variant labels); a reproducer passes
+    the function it names, which its module defines (:attr:`name`)."""
+
+    @property
+    def name(self) -> str:
+        """The function's name (the last part of its qualname)."""
+        m = _FUNCTION_REPR.match(self)
+        return m.group(2).split(".")[-1] if m else str(self)
 
 
 def _unwrapped(value: Any) -> Any:
     """A constexpr value as captured; a ``tl.constexpr`` object passed as one (a default
     ``BLOCK: tl.constexpr = GLOBAL``), which captures before irscope unwrapped it hold
-    as its text ``constexpr[64]``, becomes its literal value where it has one."""
+    as its text ``constexpr[64]``, becomes its literal value where it has one; a
+    function passed as one (``JITFunction(__main__:relu)``) a :class:`FunctionRef`."""
+    if isinstance(value, str) and _FUNCTION_REPR.match(value):
+        return FunctionRef(value)
     m = _CONSTEXPR_REPR.match(value) if isinstance(value, str) else None
     if m is None:
         return value
@@ -340,6 +357,8 @@ def spec_of(cap: "Capture") -> CompileSpec:
     opts = cap.options
     options = {k: opts[k] for k in USER_OPTIONS if opts.get(k) is not None}
     source, helpers, notes = kernel_module(cap)
+    notes += [f"{k} is the function {v.name}, whose source the bundle does not hold" for k, v in constexprs.items()
+              if isinstance(v, FunctionRef) and v.name not in helpers]
     return CompileSpec(kernel=cap.kernel, args=tuple(args), options=options, target=Target.parse(cap.target).name,
                        source=source, file=src.file, first_line=src.first_line, triton_version=cap.triton_version,
                        capture_id=cap.id, variant=cap.variant, helpers=helpers,

@@ -16,6 +16,10 @@ shared memory must be equal. What is taken out, by stage family:
   metadata left (renumbered in order of first use);
 - PTX: ``.loc`` and ``.file`` directives, the DWARF ``.section .debug_*`` blocks and the
   labels only they refer to (``$L__tmpN``, ``$L__func_begin/endN``).
+
+A ``tl.device_assert`` kept by ``debug=True`` compiles the file name and line into the
+code, as the arguments of ``__assertfail``: LLVM IR and PTX keep the ``assertFile_N``
+constants and the line argument, with their values taken out.
 """
 
 from __future__ import annotations
@@ -110,6 +114,13 @@ def _positional(lines: list[str]) -> list[str]:
     return [number(ln) for ln in lines]
 
 
+# A device assert's source file (a string constant) and line (an argument of __assertfail).
+_LLVM_ASSERT_FILE = re.compile(r"^(@assertFile_\d+ = .*?constant )\[\d+ x i8\] c\".*\"")
+_LLVM_ASSERT_LINE = re.compile(r"(@__assertfail\(.*?@assertFile_\d+, i32 )\d+")
+_PTX_ASSERT_FILE = re.compile(r"^(\s*\.global .*\bassertFile_\d+)\[\d+\] = \{[\d,\s]*\};")
+_PTX_ASSERT_LINE = re.compile(r"^(\s*st\.param\.b32\s+\[param2\],\s*)\d+;")
+
+
 def _llvm(text: str) -> list[str]:
     numbers: dict[str, str] = {}
 
@@ -120,7 +131,25 @@ def _llvm(text: str) -> list[str]:
     for ln in text.splitlines():
         if _LLVM_DROP.match(ln):
             continue
+        ln = _LLVM_ASSERT_LINE.sub(r"\1<line>", _LLVM_ASSERT_FILE.sub(r"\1<file>", ln))
         out.append(_META_REF.sub(renumber, _DBG_ATTACH.sub("", ln)).rstrip())
+    return out
+
+
+def _ptx_asserts(lines: list[str]) -> list[str]:
+    """``lines`` with each device assert's file constant and line argument (the third
+    parameter of the ``__assertfail`` call that closes its call sequence) taken out."""
+    out = [_PTX_ASSERT_FILE.sub(r"\1[<file>];", ln) for ln in lines]
+    for i, ln in enumerate(out):
+        if "__assertfail" not in ln or not ln.lstrip().startswith("call"):
+            continue
+        for k in range(i - 1, max(i - 40, -1), -1):
+            if out[k].lstrip().startswith("{"):  # the call sequence's start
+                break
+            m = _PTX_ASSERT_LINE.match(out[k])
+            if m:
+                out[k] = m.group(1) + "<line>;"
+                break
     return out
 
 
@@ -139,7 +168,7 @@ def _ptx(text: str) -> list[str]:
         if _PTX_DROP.match(ln):
             continue
         out.append(re.sub(r"\s*//.*$", "", ln).rstrip())
-    return [ln for ln in out if ln]
+    return _ptx_asserts([ln for ln in out if ln])
 
 
 def without_locations(stage: str, text: str) -> list[str]:

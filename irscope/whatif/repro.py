@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from irscope.core.bundle import open_bundle
 from irscope.errors import IrscopeError
-from irscope.whatif.compile_spec import CompileSpec
+from irscope.whatif.compile_spec import CompileSpec, FunctionRef
 from irscope.whatif.equivalence import Difference, compile_differences
 
 if TYPE_CHECKING:
@@ -45,9 +45,12 @@ TORCH_DTYPES: dict[str, str] = {
 
 def _literal(value: Any) -> str:
     """A Python expression for a captured value: a ``tl`` dtype given as its repr
-    (``triton.language.float16``) becomes that expression, anything else its repr."""
+    (``triton.language.float16``) becomes that expression, a function passed as a
+    constexpr its name, anything else its repr."""
     if isinstance(value, str) and re.fullmatch(r"triton\.language\.\w+", value):
         return value
+    if isinstance(value, FunctionRef):  # a @triton.jit function the module defines
+        return value.name
     if isinstance(value, float) and not math.isfinite(value):
         return f"float({repr(value)!r})"  # inf, -inf, nan: no literal of their own
     if isinstance(value, (bool, int, float, str)) or value is None:

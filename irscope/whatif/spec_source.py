@@ -15,7 +15,9 @@ Module-level names: Triton's own modules are imported by their usual names; the 
 are defined from the values the capture recorded at compile time (its ``globals``
 attachment, written by ``capture/child/irscope_child_globals.py``), else, for a
 capture older than that record, copied from the kernel's file when it is on disk,
-and named in a note otherwise.
+and named in a note otherwise. Where two modules the kernel reaches define one name
+differently (two helpers called ``leaky``), each such module's helpers and names are
+defined in a scope of their own (:mod:`irscope.whatif.spec_scopes`).
 """
 
 from __future__ import annotations
@@ -30,9 +32,12 @@ from irscope.core.user_functions import _Sources, source_ir_defs  # the one rule
 from irscope.errors import IrscopeError
 from irscope.store.attachments import attachments
 from irscope.store.bundle import GLOBALS
+from irscope.whatif.spec_scopes import KERNEL_MODULE, SCOPES, Scoped, ref_of, scoped_modules
 
 if TYPE_CHECKING:
     from irscope.core.capture import Capture
+
+CONFLICTS = "#conflicts"  # the key capture/child/irscope_child_globals.py lists clashing names under
 
 # Names a kernel may use without defining them: what Triton's own modules are imported as.
 _KNOWN_IMPORTS: dict[str, str] = {
@@ -69,17 +74,25 @@ def _undecorated(text: str, name: str) -> str:
     return "\n".join(lines[node.lineno - 1:node.end_lineno or len(lines)])
 
 
-def _noinline(cap: "Capture", kernel: str) -> set[str]:
-    """Helpers the TTIR kept as functions of their own (``@triton.jit(noinline=True)``)."""
+_TTIR_FUNC = re.compile(r'tt\.func\s+(?:\w+\s+)?@(?:"([^"]+)"|([\w.$]+))')
+
+
+def _noinline(cap: "Capture", kernel: str) -> dict[str, str]:
+    """Helpers the TTIR kept as functions of their own (``@triton.jit(noinline=True)``):
+    name -> the module and qualname prefix their symbol carries (``__main__``,
+    ``mylib.ops``; Triton mangles it into the symbol, ``@"mylib.ops._scale__fp32__"``,
+    so a reproducer that defines the helper in ``__main__`` sets it back)."""
     if TTIR not in cap.stages:
-        return set()
+        return {}
     text = cap.stage(TTIR).text
-    out = set()
-    for fn_name in re.findall(r"tt\.func\s+(?:\w+\s+)?@([\w.$]+)", text if isinstance(text, str) else ""):
+    out: dict[str, str] = {}
+    for quoted, plain in _TTIR_FUNC.findall(text if isinstance(text, str) else ""):
+        fn_name = quoted or plain
         m = _SYMBOL_RE.match(fn_name)
         name = m.group(1) if m else fn_name
         if name != kernel:
-            out.add(name)
+            i = fn_name.find(f".{name}__")
+            out.setdefault(name, fn_name[:i] if i > 0 else "")
     return out
 
 
@@ -109,9 +122,10 @@ def _helpers_from_file(cap: "Capture") -> list[tuple[str, str]]:
             for n in sorted(found.values(), key=lambda n: n.lineno)]
 
 
-def _helpers(cap: "Capture") -> tuple[list[tuple[str, str]], list[str]]:
-    """(name, source) of each user helper the kernel calls, and notes on those whose
-    source neither the bundle nor the disk holds."""
+def _helpers(cap: "Capture", clashes: set[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """(name, source) of each user helper the kernel calls, and the names of those
+    whose source neither the bundle nor the disk holds; a name two different helpers
+    share is added to ``clashes`` (the first is kept)."""
     if SOURCE not in cap.stages:
         return _helpers_from_file(cap), []
     text = cap.stage(SOURCE).text
@@ -120,13 +134,15 @@ def _helpers(cap: "Capture") -> tuple[list[tuple[str, str]], list[str]]:
     src = cap.source
     out: list[tuple[str, str]] = []
     missing: list[str] = []
-    seen: set[str] = set()
+    seen: dict[str, tuple[str, int]] = {}
     for name, frame in defs:
         if name == cap.kernel and frame.line == src.first_line:
             continue
         if name in seen:
+            if seen[name] != (frame.file, frame.line):  # another function of the same name
+                clashes.add(name)
             continue
-        seen.add(name)
+        seen[name] = (frame.file, frame.line)
         span = sources.def_span(frame.file, frame.line, True)
         if span is None:
             missing.append(name)
@@ -190,15 +206,17 @@ def _module_globals(names: set[str], file: tuple[list[str], ast.Module | None] |
     return out, bound
 
 
-def _recorded_globals(names: set[str], recorded: dict[str, Any],
-                      helpers: set[str]) -> tuple[list[str], list[str], set[str]]:
+def _recorded_globals(names: set[str], recorded: dict[str, Any], helpers: set[str],
+                      refs: dict[tuple[str, str], str] | None = None) -> tuple[list[str], list[str], set[str]]:
     """The lines that define ``names`` from the values the capture recorded (the
     ``globals`` attachment: see ``capture/child/irscope_child_globals.py``): those that
     go before the functions (an import, ``NAME = expression``), those that go after
     them (``alias = helper`` for a helper bound under another name; a module of the
     user's own built with what the kernel reads off it), and the names they bind. A
     value recorded only by its repr, or a module whose helpers are not all here, binds
-    nothing."""
+    nothing. ``refs``: how the script names the helpers it defines in a module's scope
+    (:mod:`irscope.whatif.spec_scopes`)."""
+    refs = refs or {}
     head: list[str] = []
     tail: list[str] = []
     bound: set[str] = set()
@@ -206,14 +224,17 @@ def _recorded_globals(names: set[str], recorded: dict[str, Any],
         got = recorded.get(name)
         if not isinstance(got, dict):
             continue
+        ref = ref_of({**got, "name": name}, refs)
         if isinstance(got.get("import"), str):
             head.append(got["import"])
         elif isinstance(got.get("expr"), str):
             head.append(f"{name} = {got['expr']}")
+        elif ref is not None:
+            tail.append(f"{name} = {ref}")
         elif got.get("alias") in helpers:
             tail.append(f"{name} = {got['alias']}")
         elif isinstance(got.get("attrs"), dict):
-            lines = _user_module_lines(name, str(got.get("module") or name), got["attrs"], helpers)
+            lines = _user_module_lines(name, str(got.get("module") or name), got["attrs"], helpers, refs)
             if lines is None:
                 continue
             tail += lines
@@ -223,35 +244,73 @@ def _recorded_globals(names: set[str], recorded: dict[str, Any],
     return head, tail, bound
 
 
-def _user_module_lines(name: str, module: str, attrs: dict[str, Any], helpers: set[str]) -> list[str] | None:
+def _user_module_lines(name: str, module: str, attrs: dict[str, Any], helpers: set[str],
+                       refs: dict[tuple[str, str], str] | None = None) -> list[str] | None:
     """``name = types.ModuleType(module)`` and one assignment per attribute the kernel
-    reads off it (a helper, a value); None when a helper it names is not defined."""
+    reads off it (a helper, a value, a submodule built the same way: ``pkg.sub =
+    types.ModuleType('pkg.sub')``, an installed module imported by its name); None
+    when a helper it names is not defined."""
     lines = [f"{name} = types.ModuleType({module!r})"]
     for attr, got in sorted(attrs.items()):
         if not isinstance(got, dict):
             return None
+        ref = ref_of(got, refs or {})
         if isinstance(got.get("expr"), str):
             lines.append(f"{name}.{attr} = {got['expr']}")
+        elif ref is not None:
+            lines.append(f"{name}.{attr} = {ref}")
         elif got.get("alias") in helpers:
             lines.append(f"{name}.{attr} = {got['alias']}")
+        elif isinstance(got.get("attrs"), dict):
+            sub = _user_module_lines(f"{name}.{attr}", str(got.get("module") or attr), got["attrs"], helpers, refs)
+            if sub is None:
+                return None
+            lines += sub
+        elif isinstance(got.get("import"), str):
+            lines.append(f"{name}.{attr} = importlib.import_module({got['import']!r})")
         else:
             return None
     return lines
 
 
-def _module_source(kernel_text: str, kernel: str, helpers: list[tuple[str, str]], noinline: set[str],
+def _module_jits(recorded: dict[str, Any], names: set[str]) -> dict[str, dict[str, Any]]:
+    """The ``@triton.jit`` functions the modules among ``names`` hold (``pkg.sub.helper``,
+    nested as recorded), by their own names, with their recorded sources: a capture
+    with no source IR (Triton before 3.3) finds them nowhere else."""
+    out: dict[str, dict[str, Any]] = {}
+    todo = [recorded[n] for n in names if isinstance(recorded.get(n), dict)]
+    while todo:
+        got = todo.pop()
+        attrs = got.get("attrs")
+        for value in attrs.values() if isinstance(attrs, dict) else ():
+            if not isinstance(value, dict):
+                continue
+            if isinstance(value.get("alias"), str) and isinstance(value.get("jit"), str):
+                out.setdefault(value["alias"], value)
+            elif isinstance(value.get("attrs"), dict):
+                todo.append(value)
+    return out
+
+
+def _module_source(kernel_text: str, kernel: str, helpers: list[tuple[str, str]], noinline: dict[str, str],
                    file: tuple[list[str], ast.Module | None] | None = None,
-                   recorded: dict[str, Any] | None = None) -> tuple[str, list[str]]:
+                   recorded: dict[str, Any] | None = None,
+                   scoped: Scoped | None = None) -> tuple[str, list[str]]:
     """The self-contained module (imports, module globals, helpers, kernel), and notes
     on names it could not define. A global the kernel or a helper reads that is not
     one of Triton's modules is defined from the value the capture recorded
     (``recorded``: its ``globals`` attachment), else copied from the kernel's file on
     disk (``file``), when it is there; a ``@triton.jit`` function it names but never
-    called in this compile, from its recorded source."""
+    called in this compile, from its recorded source. ``noinline``: the helpers kept
+    as functions, with the module their symbol names (see :func:`_noinline`).
+    ``scoped``: the modules whose helpers are defined in scopes of their own, where
+    names clash (:mod:`irscope.whatif.spec_scopes`)."""
+    prefixes = dict(noinline)
     parts: list[str] = []
     funcs: list[ast.FunctionDef] = []
     recorded = recorded or {}
-    helpers = list(helpers)
+    refs = scoped.refs if scoped is not None else {}
+    helpers = [(n, text) for n, text in helpers if scoped is None or n not in scoped.functions]
     helper_names = {name for name, _ in helpers}
     while True:
         # A @triton.jit function the compile never called (a branch a constexpr pruned)
@@ -259,21 +318,31 @@ def _module_source(kernel_text: str, kernel: str, helpers: list[tuple[str, str]]
         funcs = [function_def(_undecorated(text, name), name) for name, text in helpers]
         funcs.append(function_def(_undecorated(kernel_text, kernel), kernel))
         free = _free_names(funcs)
-        uncalled = [(n, recorded[n]["jit"]) for n in sorted(free - helper_names)
-                    if isinstance(recorded.get(n), dict) and isinstance(recorded[n].get("jit"), str)]
+        jits = {str(g.get("alias") or n): g for n in free
+                if isinstance(g := recorded.get(n), dict) and isinstance(g.get("jit"), str)
+                and ref_of({**g, "name": n}, refs) is None}
+        jits.update({n: g for n, g in _module_jits(recorded, free).items()
+                     if n not in jits and ref_of(g, refs) is None})
+        uncalled = [(n, jits[n]["jit"]) for n in sorted(set(jits) - helper_names)]
         if not uncalled:
             break
         helpers += uncalled
         helper_names |= {n for n, _ in uncalled}
-        noinline = noinline | {n for n, _ in uncalled if recorded[n].get("noinline")}
+        noinline = {**{n: "" for n, _ in uncalled if jits[n].get("noinline")}, **noinline}
     for name, text in helpers:
         deco = "@triton.jit(noinline=True)" if name in noinline else "@triton.jit"
-        parts.append(f"{deco}\n{_undecorated(text, name)}")
+        part = f"{deco}\n{_undecorated(text, name)}"
+        where = prefixes.get(name)
+        if where and where != "__main__":  # the symbol names the helper's own module
+            part += f"\n\n\n{name}.__module__, {name}.__qualname__ = {where!r}, {name!r}"
+        parts.append(part)
     parts.append(f"@triton.jit\n{_undecorated(kernel_text, kernel)}")
     imports = ["import triton", "import triton.language as tl"]
     imports += sorted(_KNOWN_IMPORTS[n] for n in free if n in _KNOWN_IMPORTS and _KNOWN_IMPORTS[n] not in imports)
     unknown = {n for n in free if n not in _KNOWN_IMPORTS}
-    head_lines, tail_lines, bound = _recorded_globals(unknown, recorded, helper_names)
+    head_lines, tail_lines, bound = _recorded_globals(unknown, recorded, helper_names, refs)
+    if scoped is not None:
+        parts.append(scoped.text)
     from_file, bound_file = _module_globals(unknown - bound, file, helper_names)
     missing = sorted(unknown - bound - bound_file)
     notes = [f"the kernel uses module-level names the bundle does not hold: {', '.join(missing)}"] if missing else []
@@ -281,8 +350,11 @@ def _module_source(kernel_text: str, kernel: str, helpers: list[tuple[str, str]]
     tail_lines += [g for g in from_file if re.fullmatch(r"(\w+) = (\w+)", g) and g.split(" = ")[1] in helper_names]
     others = sorted(head_lines + [g for g in from_file if g not in tail_lines],
                     key=lambda g: not g.startswith(("import ", "from ")))
-    if any(".ModuleType(" in g for g in tail_lines):
+    scope_text = scoped.text if scoped is not None else ""
+    if any(".ModuleType(" in g for g in tail_lines) or ".ModuleType(" in scope_text:
         imports.append("import types")
+    if any("importlib.import_module(" in g for g in tail_lines + [scope_text]):
+        imports.append("import importlib")
     head = "\n".join(imports) + ("\n\n" + "\n".join(others) if others else "")
     tail = "\n\n" + "\n".join(tail_lines) if tail_lines else ""
     return head + "\n\n\n" + "\n\n\n".join(parts) + tail + "\n", notes
@@ -296,13 +368,49 @@ def _globals_of(cap: "Capture") -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _version(text: str | None) -> tuple[int, ...]:
+    """``"3.6.0"`` -> (3, 6); () when unknown."""
+    return tuple(int(x) for x in re.findall(r"\d+", text or "")[:2])
+
+
+def _kernel_module_first(recorded: dict[str, Any], helpers: list[tuple[str, str]], scoped: Scoped,
+                         clashes: set[str]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """Where names clash, the module level holds what the modules left there bind:
+    their values of a clashing name, and their source of a clashing helper (the first
+    met may have been a scoped module's)."""
+    scopes = recorded.get(SCOPES) or {}
+    kept = [m for m in scopes if m not in scoped.modules and isinstance(scopes[m], dict)]
+    kept.sort(key=lambda m: m != recorded.get(KERNEL_MODULE))  # the kernel's module first
+    names: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for m in kept:
+        for n, e in (scopes[m].get("names") or {}).items():
+            if n in clashes:
+                names.setdefault(n, e)
+        for n, f in (scopes[m].get("functions") or {}).items():
+            if n in clashes and isinstance(f, dict) and isinstance(f.get("jit"), str):
+                sources.setdefault(n, f["jit"])
+    return {**recorded, **names}, [(n, sources.get(n, text)) for n, text in helpers]
+
+
 def kernel_module(cap: "Capture") -> tuple[str, tuple[str, ...], list[str]]:
     """(the self-contained module, the helpers' names in the order it defines them,
     notes on what it could not define) for the kernel of ``cap``."""
     src = cap.source
-    helpers, missing = _helpers(cap)
+    recorded = _globals_of(cap)
+    clashes = set(recorded.get(CONFLICTS) or ()) if recorded else set()
+    helpers, missing = _helpers(cap, clashes)
+    # A helper's closure is read as its globals from Triton 3.6 on (3.2 reads none), the
+    # versions scoped modules were checked with.
+    scoped = scoped_modules(recorded, clashes) if recorded and _version(cap.triton_version) >= (3, 6) else None
+    if scoped is not None:
+        recorded, helpers = _kernel_module_first(recorded or {}, helpers, scoped, clashes)
+        missing = [n for n in missing if n not in scoped.functions]
     source, notes = _module_source(src.text or "", cap.kernel, helpers, _noinline(cap, cap.kernel),
-                                   _Sources(cap).file(cap.file), _globals_of(cap))
+                                   _Sources(cap).file(cap.file), recorded, scoped)
     if missing:
         notes.append(f"no source for helper(s) {', '.join(missing)} in the bundle or on disk")
+    if clashes and scoped is None:
+        notes.append(f"two modules the kernel reaches define {', '.join(sorted(clashes))} differently; one "
+                     "script module holds only the first: its compile may differ (repro --check tells)")
     return source, tuple(n for n, _ in helpers), notes

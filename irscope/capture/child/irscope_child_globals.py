@@ -22,6 +22,13 @@ import textwrap
 import types
 
 _MAX_FUNCTIONS = 200  # a bound on the walk: a kernel reaches a few dozen functions at most
+CONFLICTS = "#conflicts"
+"""The key of the names two modules the kernel reaches bind differently (two helpers
+named ``leaky``, two ``SLOPE`` values): one script module cannot define both."""
+SCOPES = "#scopes"
+"""With conflicts: each module's functions (their sources) and the names they read,
+so a script can define each module's functions in a scope of their own."""
+KERNEL_MODULE = "#kernel_module"
 
 
 def used_globals(src):
@@ -32,19 +39,27 @@ def used_globals(src):
     name or under its own (its source), a module of the user's own (what is read off
     it), and ``repr`` for a value no expression rebuilds;
     None when ``src`` is no Python kernel or it reads none. A name bound to different
-    values in two modules keeps the kernel's own (the first met)."""
+    values in two modules keeps the kernel's own (the first met), and is listed under
+    :data:`CONFLICTS`, as is a helper name two functions share."""
     fn = getattr(src, "fn", None)
     if fn is None or not _is_jit(fn):
         return None
     out: dict = {}
     todo = [fn]
     seen: set = set()
+    owners: dict = {}  # a helper's own name -> the function first met under it
+    conflicts: set = set()
+    scopes: dict = {}  # module -> the functions walked in it and the names they read
     while todo and len(seen) < _MAX_FUNCTIONS:
         f = todo.pop(0)
         if id(f) in seen:
             continue
         seen.add(id(f))
         scope = _scope(f)
+        here = scopes.setdefault(_module_of(f), {"functions": {}, "names": {}})
+        if f is not fn and isinstance(getattr(f, "src", None), str):
+            here["functions"].setdefault(getattr(f.fn, "__name__", "?"),
+                                         {"jit": f.src, "noinline": bool(getattr(f, "noinline", False))})
         for name, attrs in _loaded_names(f).items():
             if name not in scope:
                 continue
@@ -52,21 +67,40 @@ def used_globals(src):
             if _is_jit(value) and not _in_triton(value):  # Triton's own (tl.sum...) read only its names
                 todo.append(value)
                 own = getattr(getattr(value, "fn", None), "__name__", name)
-                if own != name and name not in out:  # a helper imported under another name
-                    out[name] = {"alias": own}
-                elif name not in out and isinstance(getattr(value, "src", None), str):
-                    # its source: the compile may not call it (a branch a constexpr prunes)
-                    out[name] = {"jit": value.src, "noinline": bool(getattr(value, "noinline", False))}
+                if owners.setdefault(own, value.fn) is not value.fn:  # two helpers of one name
+                    conflicts.add(own)
+                entry = {"of": _module_of(value)}
+                if own != name:
+                    entry["alias"] = own
+                if isinstance(getattr(value, "src", None), str):  # a Triton before 3.3 keeps no other source
+                    entry.update({"jit": value.src, "noinline": bool(getattr(value, "noinline", False))})
+                here["names"].setdefault(name, entry)
+                if name not in out and ("alias" in entry or "jit" in entry):
+                    # a helper under another name, or its source (a branch a constexpr prunes calls none)
+                    out[name] = entry
                 continue
             if isinstance(value, types.ModuleType):
-                todo.extend(v for v in (getattr(value, a, None) for a in attrs) if _is_jit(v) and not _in_triton(v))
-            if name in out:
-                continue
+                todo.extend(v for v in (_follow(value, path) for path in attrs) if _is_jit(v) and not _in_triton(v))
             got = _user_module(value, attrs) if isinstance(value, types.ModuleType) else None
             got = got or _definition(name, value)
             if got is not None:
+                here["names"].setdefault(name, got)
+            if name in out:
+                if got is not None and got != out[name] and "attrs" not in got:
+                    conflicts.add(name)  # another module binds the name to another value
+                continue
+            if got is not None:
                 out[name] = got
+    if conflicts:
+        out[CONFLICTS] = sorted(conflicts)
+        out[SCOPES] = scopes
+        out[KERNEL_MODULE] = _module_of(fn)
     return out or None
+
+
+def _module_of(f):
+    """The module a JIT function was defined in."""
+    return getattr(getattr(f, "fn", f), "__module__", None) or ""
 
 
 def _is_jit(value):
@@ -92,8 +126,9 @@ def _scope(f):
 
 
 def _loaded_names(f):
-    """``{name: attributes read off it}`` for every name ``f``'s source loads (body and
-    default values), minus its parameters and locals."""
+    """``{name: attribute paths read off it}`` for every name ``f``'s source loads (body
+    and default values), minus its parameters and locals: ``pkg.sub.helper(x)`` reads
+    the path ``("sub", "helper")`` off ``pkg``."""
     pyfn = getattr(f, "fn", f)
     text = getattr(f, "src", None)
     try:
@@ -113,9 +148,23 @@ def _loaded_names(f):
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
             out.setdefault(node.id, set())
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id not in bound:
-            out.setdefault(node.value.id, set()).add(node.attr)
+        elif isinstance(node, ast.Attribute):
+            path = [node.attr]
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                path.append(root.attr)
+                root = root.value
+            if isinstance(root, ast.Name) and root.id not in bound:
+                out.setdefault(root.id, set()).add(tuple(reversed(path)))
     return out
+
+
+def _follow(value, path):
+    """The value at ``path`` off ``value`` (``("sub", "helper")``: ``value.sub.helper``);
+    None where an attribute is missing."""
+    for attr in path:
+        value = getattr(value, attr, None)
+    return value
 
 
 def _installed(module):
@@ -128,18 +177,32 @@ def _installed(module):
     return not path or "site-packages" in path or "dist-packages" in path
 
 
-def _user_module(module, attrs):
-    """A module of the user's own (``import mylib`` then ``mylib.helper(x)``): what the
-    kernel reads off it, so a script can build a module holding them (``{"module":
-    name, "attrs": {attr: {"alias": helper} | {"expr": python}}}``); None for a module
-    a script can import."""
-    if _installed(module):
+def _user_module(module, paths, depth=0):
+    """A module of the user's own (``import mylib`` then ``mylib.helper(x)``, or a
+    package's ``pkg.sub.helper(x)``): what the kernel reads off it, so a script can
+    build a module holding them (``{"module": name, "attrs": {attr: {"alias": helper} |
+    {"expr": python} | {"module": ..., "attrs": ...}}}``, a submodule nested as its
+    parent holds it); None for a module a script can import."""
+    if _installed(module) or depth > 8:
         return None
+    by_attr: dict = {}
+    for path in paths:
+        if path:
+            by_attr.setdefault(path[0], set()).add(tuple(path[1:]))
     got = {}
-    for attr in sorted(attrs):
+    for attr in sorted(by_attr):
         value = getattr(module, attr, None)
         if _is_jit(value):
-            got[attr] = {"alias": getattr(getattr(value, "fn", None), "__name__", attr)}
+            got[attr] = {"alias": getattr(getattr(value, "fn", None), "__name__", attr), "of": _module_of(value)}
+            src = getattr(value, "src", None)
+            if isinstance(src, str):  # its source: a Triton before 3.3 keeps no other
+                got[attr].update({"jit": src, "noinline": bool(getattr(value, "noinline", False))})
+        elif isinstance(value, types.ModuleType):
+            sub = _user_module(value, by_attr[attr], depth + 1)
+            if sub is not None:
+                got[attr] = sub
+            else:
+                got[attr] = {"import": value.__name__}
         else:
             expr = _expr(value, 0)
             if expr is not None:

@@ -1,0 +1,3 @@
+import triton.language as tl
+
+SLOPE = tl.constexpr(0.125)
