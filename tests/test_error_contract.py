@@ -27,6 +27,9 @@ EDGES = {
     # compile hook, the bootstrap): irscope must never break the user's script, and
     # Triton's internals there may raise anything.
     "capture/child/irscope_child_hook.py": "runs inside the user's process",
+    "capture/child/irscope_child_record.py": "writes a compile's progress inside the user's process",
+    "capture/child/irscope_child_launch.py": "reads the user's launch arguments inside the user's process",
+    "capture/child/irscope_load_reports.py": "patches Triton's kernel loading inside the user's process",
     "capture/child/irscope_child_globals.py": "reads the user's objects inside the user's process",
     "capture/child/irscope_bootstrap.py": "runs the user's script",
     "capture/child/sitecustomize.py": "runs inside the user's process",

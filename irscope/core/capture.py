@@ -8,19 +8,19 @@ connection (see :class:`irscope.core.bundle.Bundle`), and caches fill under a lo
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
+from irscope.core import capture_passes
 from irscope.core.capture_records import OpLinks, Run, Source
 from irscope.core.resources import Resources, resources_of
 from irscope.core.variant import Variant, compile_option
 from irscope.errors import IrscopeError
-from irscope.ir import Module, Op, ParseCache, parse_as, parse_pass
+from irscope.ir import Module, Op, parse_as
 from irscope.ir.statements import Statement, StatementMap, statement_map
 from irscope.store.bundle import CaptureRow, PassRow
-from irscope.compiler.stages import EXACT_STAGES, KIND_LLVM, LOWERING, PTX, SOURCE, STAGES, stage
+from irscope.compiler.stages import EXACT_STAGES, LOWERING, PTX, SOURCE, stage
 
 if TYPE_CHECKING:
     from irscope.core.bundle import Bundle
@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 # Links, provenance and origins are imported on first use: opening a bundle to show
-# one stage (the first screen of every view) needs none of them.
+# one stage (the first screen of every view) needs none of them. The pass history's
+# code is in irscope.core.capture_passes.
 
 
 class Stage:
@@ -297,241 +298,59 @@ class Capture:
                 out[name] = st.module
         return out
 
-    # -- passes --------------------------------------------------------------
+    # -- passes (irscope.core.capture_passes) ---------------------------------
     def pass_rows(self) -> list[PassRow]:
         """The stored pass headers, in order."""
-        return self._memo("pass_rows", lambda: self._store().passes(self.id))
+        return capture_passes.pass_rows(self)
 
     def pass_changes(self) -> list["PassChange"]:
         """What every pass did, in order (computed once)."""
-        return self._memo("changes", self._compute_changes)
-
-    def _pass_text(self, blob: int) -> str:
-        def read() -> str:
-            text = self._store().text(blob)
-            return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-        return self._memo(("blob", blob), read)
-
-    def _compute_changes(self) -> list["PassChange"]:
-        from irscope.link.provenance import PassInput, pass_changes
-
-        rows = self.pass_rows()
-        # Most passes change nothing, so many rows share a blob: one string per blob,
-        # which provenance then hashes and compares only once.
-        texts: dict[int, str] = {}
-        inputs = []
-        for r in rows:
-            text = texts.get(r.blob)
-            if text is None:
-                text = texts[r.blob] = self._store().text(r.blob)
-                if isinstance(text, bytes):
-                    text = texts[r.blob] = text.decode("utf-8", "replace")
-            inputs.append(PassInput(r.stage, r.name, r.argument, r.when, r.kind, text, r.anchor))
-        return pass_changes(inputs, self._pass_finals())
-
-    def _pass_finals(self) -> dict[str, str]:
-        """The stage texts a pass can end in or start from (``ttir``, ``ttgir``,
-        ``llir``), by stage name."""
-        def read() -> dict[str, str]:
-            finals = {}
-            for name, info in STAGES.items():
-                if (info.passes_kind or any(s.passes_input == name for s in STAGES.values())) \
-                        and name in self.row.stages:
-                    text = self.stage(name).text
-                    if isinstance(text, str):
-                        finals[name] = text
-            return finals
-        return self._memo("pass_finals", read)
+        return capture_passes.pass_changes(self)
 
     def pass_steps(self) -> list["PassStep"]:
         """What every pass did, in order (:mod:`irscope.core.pass_steps`): built once
         per capture; each step's structural diff is computed on first use."""
-        def build() -> list["PassStep"]:
-            from irscope.compiler.pass_order import place_steps
-            from irscope.core.pass_steps import PassStep
-
-            rows = self.pass_rows()
-            places = place_steps(rows, list(self._pass_finals()))
-            return [PassStep(i, row, place, change, _diff=functools.partial(self.step_diff, i),
-                             _counts=functools.partial(self.step_counts, i))
-                    for i, (row, place, change) in enumerate(zip(rows, places, self.pass_changes()))]
-        return self._memo("pass_steps", build)
+        return capture_passes.pass_steps(self)
 
     def step_diff(self, index: int) -> "StageDiff | None":
         """The structural diff of the IR before and after pass ``index`` (computed
         once; None when a side is unknown or the two texts are equal)."""
-        def compute() -> "StageDiff | None":
-            from irscope.core.pass_steps import step_diff
-
-            sides = self._step_texts(index)
-            if sides is None:
-                return None
-            step, tb, ta, stage, one_function = sides
-            assert step.before is not None and step.after is not None  # _step_texts checked
-            return step_diff(self._step_side_module(step.before, tb), self._step_side_module(step.after, ta),
-                             stage, one_function=one_function)
-        return self._memo(("step_diff", index), compute)
+        return capture_passes.step_diff(self, index)
 
     def step_counts(self, index: int) -> "StepCounts":
         """The counts of :meth:`step_diff` (computed once), without making the diff's
         changes unless it is made already: a view of every pass's counts (``irscope
         passes``) then pays for the pairing only."""
-        def compute() -> "StepCounts":
-            from irscope.core.pass_steps import NO_CHANGE, StepCounts, step_counts
-
-            with self._lock:
-                made = self._cache.get(("step_diff", index))
-            if made is not None:
-                return StepCounts.of(made)
-            sides = self._step_texts(index)
-            if sides is None:
-                return NO_CHANGE
-            step, tb, ta, stage, one_function = sides
-            assert step.before is not None and step.after is not None  # _step_texts checked
-            if one_function:  # the diff's changes are filtered by line: count what it keeps
-                d = self.step_diff(index)
-                return StepCounts.of(d) if d is not None else NO_CHANGE
-            return step_counts(self._step_side_module(step.before, tb), self._step_side_module(step.after, ta), stage)
-        return self._memo(("step_counts", index), compute)
-
-    def _step_texts(self, index: int) -> "tuple[PassStep, str, str, str, bool] | None":
-        """Step ``index``, the texts before and after it, the stage to parse them as
-        and whether they are LLVM dumps of one function against the whole module;
-        None when a side is unknown or the texts are equal (nothing to diff)."""
-        from irscope.compiler.stages import FAMILY_LLVM, SNAPSHOT_KINDS, pass_stage
-        from irscope.link.provenance import module_scope
-
-        step = self.pass_steps()[index]
-        if step.before is None or step.after is None:
-            return None
-        tb, ta = self._step_side_text(step.before), self._step_side_text(step.after)
-        if tb == ta:
-            return None
-        info = SNAPSHOT_KINDS.get(step.kind)
-        one_function = info is not None and info.family == FAMILY_LLVM and module_scope(tb) != module_scope(ta)
-        return step, tb, ta, pass_stage(step.kind), one_function
-
-    # The diffs of every pass read every snapshot once: they are not kept (a capture with
-    # --llvm-passes has hundreds of megabytes of them), except the last few parsed, since
-    # the text after one pass is the text before the next.
-    _STEP_SIDES_KEPT = 4
-
-    def _step_side_text(self, side: "Side") -> str:
-        if side.pass_index is None:
-            return self._pass_finals()[side.stage or ""]
-        return self._blob_text(self.pass_rows()[side.pass_index].blob)
-
-    def _blob_text(self, blob: int) -> str:
-        """A snapshot's text, read again unless it is kept already (not kept here)."""
-        with self._lock:
-            hit = self._cache.get(("blob", blob))
-        if isinstance(hit, str):
-            return hit
-        text = self._store().text(blob)
-        return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-
-    def _step_side_module(self, side: "Side", text: str) -> Module:
-        from irscope.link.provenance import module_scope
-
-        if side.pass_index is None:
-            return self.stage(side.stage or "").module
-        row = self.pass_rows()[side.pass_index]
-        # Passes that change nothing repeat a text (one blob): parse it once. A
-        # function-level LLVM dump borrows the !N table of the module dump before it,
-        # so it is keyed by its place.
-        key = side.pass_index if row.kind == KIND_LLVM and not module_scope(text) else ("blob", row.blob)
-        with self._lock:
-            hit = self._cache.get(("pass_module", side.pass_index))
-            if hit is None:
-                hit = self._cache.get("step_sides", {}).get(key)
-        if hit is not None:
-            return hit
-        module = self._parse_pass_text(side.pass_index, text)
-        with self._lock:
-            kept = self._cache.setdefault("step_sides", {})
-            kept.pop(key, None)
-            kept[key] = module
-            while len(kept) > self._STEP_SIDES_KEPT:
-                del kept[next(iter(kept))]
-        return module
+        return capture_passes.step_counts(self, index)
 
     def side_text(self, side: "Side") -> str:
         """The text on one side of a pass: a snapshot's, or a stage's."""
-        if side.pass_index is not None:
-            return self._pass_text(self.pass_rows()[side.pass_index].blob)
-        return self._pass_finals()[side.stage or ""]
+        return capture_passes.side_text(self, side)
 
     def side_module(self, side: "Side") -> Module:
         """The parsed text on one side of a pass."""
-        if side.pass_index is not None:
-            return self._pass_module(side.pass_index)
-        return self.stage(side.stage or "").module
+        return capture_passes.side_module(self, side)
 
     def passes(self, stage: str | None = None, changed: bool | None = None) -> list["Pass"]:
         """The pass timeline; ``stage`` keeps one stage's passes, ``changed`` only the
         passes that changed (True) or did not change (False) the IR. Indexes and
         changes are those of the whole list."""
-        from irscope.core.passes import Pass
-
-        out = []
-        for i, (row, step) in enumerate(zip(self.pass_rows(), self.pass_steps())):
-            if stage is not None and row.stage != stage:
-                continue
-            if changed is not None and step.changed != changed:
-                continue
-            out.append(Pass(i, row, step, _text=functools.partial(self._pass_text, row.blob),
-                            _module=functools.partial(self._pass_module, i)))
-        return out
+        return capture_passes.passes(self, stage, changed)
 
     def pass_at(self, index: int) -> "Pass":
         """The pass at ``index`` of the whole list (what ``--pass N`` takes)."""
-        rows = self.pass_rows()
-        if not 0 <= index < len(rows):
-            raise IrscopeError(f"{self.kernel} has {len(rows)} pass snapshots (0..{len(rows) - 1}); no {index}")
-        return self.passes()[index]
-
-    def _parse_cache(self) -> ParseCache:
-        return self._memo("parse_cache", ParseCache)
-
-    def _pass_module(self, index: int) -> Module:
-        return self._memo(("pass_module", index),
-                          lambda: self._parse_pass_text(index, self._pass_text(self.pass_rows()[index].blob)))
-
-    def _parse_pass_text(self, index: int, text: str) -> Module:
-        """Parse snapshot ``index`` (its text given)."""
-        from irscope.link.provenance import module_scope
-
-        rows = self.pass_rows()
-        row = rows[index]
-        metadata = None
-        if row.kind == KIND_LLVM and not module_scope(text):
-            # A function-level LLVM dump prints no !N table: borrow the latest
-            # module-level dump's, as parse_snapshots does.
-            for j in range(index - 1, -1, -1):
-                if rows[j].kind == KIND_LLVM and self._memo(("module_scope", rows[j].blob),
-                                                            functools.partial(self._blob_scope, rows[j].blob)):
-                    metadata = self._memo(("loc_aliases", j), functools.partial(self._loc_aliases_of, j))
-                    break
-        with self._lock:  # the shared parse cache is not thread-safe
-            return parse_pass(row.kind, text, self._parse_cache(), metadata)
-
-    def _blob_scope(self, blob: int) -> bool:
-        """Whether a stored LLVM snapshot prints the whole module (see ``module_scope``)."""
-        from irscope.link.provenance import module_scope
-
-        return module_scope(self._blob_text(blob))
-
-    def _loc_aliases_of(self, index: int) -> dict[str, str]:
-        """The ``!N`` table of module-level LLVM snapshot ``index``."""
-        return self._parse_pass_text(index, self._blob_text(self.pass_rows()[index].blob)).loc_aliases
+        return capture_passes.pass_at(self, index)
 
     def origins(self) -> dict[str, "StageOrigins"]:
         """Which pass made each op of the final TTIR, TTGIR (and LLVM IR, with
         ``--llvm-passes``), and which ops the stages' passes erased."""
-        from irscope.core.origins import origins
+        return capture_passes.origins(self)
 
-        return self._memo("origins", lambda: origins(self.pass_steps(), self.row.stages,
-                                                     lambda s: self.stage(s).module, self.side_module))
+    def _pass_text(self, blob: int) -> str:
+        return capture_passes.pass_text(self, blob)
+
+    def _pass_module(self, index: int) -> Module:
+        return capture_passes.pass_module(self, index)
 
     # -- lines and links -----------------------------------------------------
     @property

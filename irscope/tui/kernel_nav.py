@@ -1,8 +1,9 @@
 """Navigation of the kernel view: which pane has the focus, escape one layer at a time,
 the "hide ``#loc``" toggle, the width of the IR pane, and the view a kernel is reopened at.
 
-:class:`KernelNavigation` is the base of :class:`irscope.tui.screens.kernel.KernelScreen`
-(it reads that screen's panes by id: ``#source``, ``#stage``, ``#stage2``, ``#search``).
+:class:`KernelNavigation` is a base of :class:`irscope.tui.screens.kernel.KernelScreen`,
+through :class:`irscope.tui.kernel_links.KernelLinks` (it reads that screen's panes by id:
+``#source``, ``#stage``, ``#stage2``, ``#search``).
 The app keeps the user's choices (``hide_loc``, ``ir_share``) and each capture's last
 view (:class:`KernelViewState`, by capture id), so they outlive the screen.
 """

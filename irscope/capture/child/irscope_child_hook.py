@@ -15,12 +15,15 @@ spool folder named by ``IRSCOPE_SPOOL``:
 A record is written in a ``.tmp`` folder and renamed when complete, so the
 parent process only ever ingests whole records. On a real GPU, the driver's
 register/spill counts arrive later (the first launch loads the binary) as
-``drv-<pid>-<n>.json``.
+``drv-<pid>-<n>.json`` (irscope_load_reports.py).
+
+The record's parts (JSON forms of Triton's objects, the stage files) are in
+irscope_child_record.py; the launch that started a compile, in
+irscope_child_launch.py. Siblings import each other by name: the child's
+``sys.path`` starts with this folder.
 """
 
-import json
 import os
-import platform
 import socket
 import sys
 import threading
@@ -28,6 +31,10 @@ import time
 
 from irscope_child_source import error_info, source_info, strip_reproducer  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 from irscope_child_globals import used_globals  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+from irscope_child_launch import launch_info, patch_jit_run  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+from irscope_child_record import (  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
+    Record, by_name, jsonable, now, stage_files, target_text, tools_dir, versions, write_json_atomic)
+from irscope_load_reports import patch_init_handles  # type: ignore[import-not-found]  # a sibling script, on the child's sys.path
 
 SPOOL = os.environ.get("IRSCOPE_SPOOL", "")
 MODE = os.environ.get("IRSCOPE_MODE", "auto")  # "auto", "gpu" or "compile-only"
@@ -38,112 +45,10 @@ TARGET = os.environ.get("IRSCOPE_TARGET", "")
 _LOCK = threading.RLock()
 _STATE = threading.local()
 _SEQ = [0]
-_DRV_SEQ = [0]
 _INSTALLED = [False]
 # Whether this process's compiles print Triton's remarks: "recorded", "off"
 # (``irscope run --no-remarks``) or "unsupported" (a Triton before 3.6); set with the patch.
 _REMARKS = ["unsupported"]
-
-
-def _now():
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-
-def _jsonable(value):
-    """Best-effort JSON form of Triton's signature/constexpr/attr objects."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, dict):
-        return {_key(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "_asdict"):
-        return _jsonable(value._asdict())
-    if type(value).__name__ == "constexpr" and hasattr(value, "value"):  # a tl.constexpr default: its value
-        return _jsonable(value.value)
-    return repr(value)
-
-
-def _key(k, names=None):
-    if isinstance(k, tuple) and len(k) == 1:
-        k = k[0]
-    if names is not None and isinstance(k, int) and 0 <= k < len(names):
-        return names[k]
-    if names is not None and isinstance(k, str) and k.isdigit() and int(k) < len(names):
-        return names[int(k)]
-    return k if isinstance(k, str) else repr(k)
-
-
-def _by_name(value, names):
-    """Key a {param index: x} mapping by parameter name, as users read it."""
-    if hasattr(value, "arg_properties") and hasattr(value, "property_values"):
-        # Triton 3.0-3.2 AttrsDescriptor: {property: [param indices]}
-        out: dict = {}
-        for prop, ids in value.arg_properties.items():
-            for i in ids:
-                out.setdefault(_key(i, names), []).append([prop, value.property_values.get(prop)])
-        return out
-    if not isinstance(value, dict):
-        return _jsonable(value)
-    return {_key(k, names): _jsonable(v) for k, v in value.items()}
-
-
-def _target_text(target):
-    if target is None:
-        return ""
-    backend = getattr(target, "backend", "")
-    arch = getattr(target, "arch", "")
-    if backend == "cuda":
-        return "sm_%s" % arch
-    return str(arch)
-
-
-def _write_json_atomic(path, obj):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f, default=repr)
-    os.replace(tmp, path)
-
-
-def _fd2_offset():
-    try:
-        return os.lseek(2, 0, os.SEEK_CUR)
-    except OSError:
-        return -1
-
-
-class _Record:
-    """State of the compile in progress on this thread."""
-
-    def __init__(self, seq):
-        self.seq = seq
-        self.name = "rec-%d-%d" % (os.getpid(), seq)
-        self.dir_tmp = os.path.join(SPOOL, self.name + ".tmp")
-        self.cache_dir = os.path.join(SPOOL, "cache", "%d-%d" % (os.getpid(), seq))
-        self.stages = []  # [{"stage", "seconds", "dump_start", "dump_end", "ok"}]
-
-    def stage_started(self, ext):
-        sys.stderr.flush()
-        self.stages.append({"stage": ext, "dump_start": _fd2_offset(), "t0": time.perf_counter()})
-        self.write_progress()
-
-    def stage_ended(self, ok):
-        sys.stderr.flush()
-        st = self.stages[-1]
-        st["seconds"] = time.perf_counter() - st.pop("t0")
-        st["dump_end"] = _fd2_offset()
-        st["ok"] = ok
-        self.write_progress()
-
-    def write_progress(self):
-        """``stages.json`` in the unfinished record: if the process dies in native
-        code (an LLVM abort, SIGKILL), the parent still knows which stages had
-        finished, which one was running and where its dump starts."""
-        try:
-            _write_json_atomic(os.path.join(self.dir_tmp, "stages.json"),
-                               [{k: v for k, v in st.items() if k != "t0"} for st in self.stages])
-        except Exception:  # a progress note only: never break the user's compile because of us
-            pass
 
 
 def _wrap_stage(ext, fn):
@@ -181,52 +86,20 @@ def _patch_backend_class(backend):
     cls.__irscope_patched__ = True
 
 
-def _versions():
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for name in ("triton", "torch"):
-        mod = sys.modules.get(name)
-        if mod is not None:
-            out[name] = getattr(mod, "__version__", None)
-    return out
-
-
-def _tools_dir():
-    triton = sys.modules.get("triton")
-    if triton is None or triton.__file__ is None:
-        return None
-    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-    return path if os.path.isdir(path) else None
-
-
-def _stage_files(kernel, cache_dir):
-    """{file name: absolute path} of the stage files the compile wrote."""
-    group = getattr(kernel, "metadata_group", None) if kernel is not None else None
-    if group:
-        return {os.path.basename(k): v for k, v in group.items()}
-    # Failed compile: whatever stages finished are in the private cache dir.
-    found = {}
-    for root, _dirs, files in os.walk(cache_dir):
-        for f in files:
-            if ".tmp." in f or f.startswith("__grp__") or f == "lock":
-                continue
-            found[f] = os.path.join(root, f)
-    return found
-
-
 def _capture_compile(original, src, target, options, args, kwargs):
     if getattr(_STATE, "record", None) is not None:  # nested: not a new kernel
         return original(src, target, options, *args, **kwargs)
     with _LOCK:
         _SEQ[0] += 1
-        rec = _Record(_SEQ[0])
+        rec = Record(_SEQ[0], SPOOL)
         os.makedirs(rec.dir_tmp, exist_ok=True)
         os.makedirs(rec.cache_dir, exist_ok=True)
         saved_cache = os.environ.get("TRITON_CACHE_DIR")
         os.environ["TRITON_CACHE_DIR"] = rec.cache_dir
-        started = _now()
+        started = now()
         try:  # what the parent needs if this process dies inside the compile
-            _write_json_atomic(os.path.join(rec.dir_tmp, "progress.json"),
-                               _base_meta(rec, src, target, options, started))
+            write_json_atomic(os.path.join(rec.dir_tmp, "progress.json"),
+                              _base_meta(rec, src, target, options, started))
         except Exception:  # a progress note only (it reads Triton's objects): never break the compile
             pass
         dump_fd = os.open(os.path.join(rec.dir_tmp, "dump.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -304,7 +177,7 @@ def _compile_with_ttgir_locations(original, src, target, options, args, kwargs, 
     os.dup2(devnull, 2)
     try:
         kernel = original(src, target, options, *args, **kwargs)
-        return {"files": _stage_files(kernel, os.environ["TRITON_CACHE_DIR"])}
+        return {"files": stage_files(kernel, os.environ["TRITON_CACHE_DIR"])}
     except Exception as exc:  # the second compile is optional: its failure is recorded, never raised
         return {"error": "%s: %s" % (type(exc).__name__, str(exc)[:500])}
     finally:
@@ -361,83 +234,21 @@ def _base_meta(rec, src, target, options, started):
             "seq": rec.seq,
             "started": started,
             "mode": MODE,
-            "target": _target_text(target),
-            "target_full": _jsonable(target),
-            "signature": _jsonable(getattr(src, "signature", None)),
-            "constexprs": _by_name(getattr(src, "constexprs", getattr(src, "constants", None)), names),
-            "attrs": _by_name(getattr(src, "attrs", None), names),
-            "options": _jsonable(options),
-            "versions": _versions(),
+            "target": target_text(target),
+            "target_full": jsonable(target),
+            "signature": jsonable(getattr(src, "signature", None)),
+            "constexprs": by_name(getattr(src, "constexprs", getattr(src, "constants", None)), names),
+            "attrs": by_name(getattr(src, "attrs", None), names),
+            "options": jsonable(options),
+            "versions": versions(),
             "host": socket.gethostname(),
             "argv": list(sys.argv),
-            "tools_dir": _tools_dir(),
+            "tools_dir": tools_dir(),
             "cache_dir": rec.cache_dir,
             "remarks": _REMARKS[0],
         }
     )
     return meta
-
-
-def _patch_jit_run():
-    """Remember each ``JITFunction.run`` call's arguments and grid while it runs, so a
-    compile it starts can record its launch (``irscope repro`` launches the kernel on
-    inputs of the same shapes, with the same grid)."""
-    from triton.runtime import jit
-
-    cls = getattr(jit, "JITFunction", None)
-    original = getattr(cls, "run", None)
-    if cls is None or original is None or getattr(original, "_irscope", False):
-        return
-
-    def run(self, *args, **kwargs):
-        saved = getattr(_STATE, "launch", None)
-        _STATE.launch = (self, args, kwargs)
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            _STATE.launch = saved
-
-    run._irscope = True  # type: ignore[attr-defined]  # marks the wrapper: patch once
-    cls.run = run
-
-
-def _launch_value(value):
-    """A launch argument as JSON: a tensor's shape, stride and dtype; a number; else None."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return {"value": value}
-    if hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "stride"):
-        return {"shape": [int(d) for d in value.shape], "stride": [int(d) for d in value.stride()],
-                "dtype": str(value.dtype).replace("torch.", "")}
-    return None
-
-
-def _launch_info(src):
-    """The grid and argument shapes of the launch compiling ``src``; None for a compile
-    no launch started (``triton.compile`` called directly, a warmup without a grid)."""
-    state = getattr(_STATE, "launch", None)
-    fn = getattr(src, "fn", None)
-    if state is None or fn is None or state[0] is not fn:
-        return None
-    try:
-        _, args, kwargs = state
-        names = list(fn.arg_names)
-        values = dict(zip(names, args))
-        values.update({k: v for k, v in kwargs.items() if k in names})
-        out = {name: got for name, got in ((n, _launch_value(v)) for n, v in values.items()) if got is not None}
-    except Exception:  # a record of the launch is optional: never break the user's launch for it
-        return None
-    try:
-        grid = kwargs.get("grid")
-        if callable(grid):  # the launch calls it after the compile with the same values
-            grid = grid({**{k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}, **values})
-        if isinstance(grid, int):
-            grid = (grid,)
-        grid = [int(g) for g in grid] if isinstance(grid, (tuple, list)) else None
-    except Exception:  # a grid function that needs more than the arguments: the shapes still help
-        grid = None
-    return {"grid": grid, "args": out}
 
 
 def _write_record(rec, src, target, options, kernel, error, started, elapsed, exact=None):
@@ -448,18 +259,18 @@ def _write_record(rec, src, target, options, kernel, error, started, elapsed, ex
         {
             "seconds": elapsed,
             "stages": rec.stages,
-            "files": _stage_files(kernel, rec.cache_dir),
+            "files": stage_files(kernel, rec.cache_dir),
             "hash": getattr(kernel, "hash", None),
             "error": error_info(error) if error is not None else None,
             "exact": exact,
             "fake_timing": _fake_timing(),
             "placeholder_reads": _placeholder_reads(),
-            "launch": _launch_info(src),
+            "launch": launch_info(src),
             "globals": _globals_info(src),
             "env": {k: v for k, v in os.environ.items() if k.startswith(("TRITON_", "MLIR_", "LLVM_", "USE_IR_LOC"))},
         }
     )
-    _write_json_atomic(os.path.join(rec.dir_tmp, "meta.json"), meta)
+    write_json_atomic(os.path.join(rec.dir_tmp, "meta.json"), meta)
     os.replace(rec.dir_tmp, os.path.join(SPOOL, rec.name))
 
 
@@ -487,72 +298,6 @@ def _fake_timing():
     return bool(fake is not None and fake.benchmarking())
 
 
-def _patch_init_handles(compiled_kernel_cls, gpu):
-    """Report what loading a kernel for its first launch says: on a GPU, the
-    driver's register and spill counts (``drv-<pid>-<n>.json``); in any mode, a
-    launch Triton refused (OutOfResources: more shared memory or threads than the
-    device has), as ``refused-<pid>-<n>.json`` with the reason."""
-    original = compiled_kernel_cls._init_handles
-    if getattr(original, "__irscope_wrapped__", False):
-        return
-
-    def _init_handles(self):
-        fresh = getattr(self, "module", None) is None
-        try:
-            out = original(self)
-        except BaseException as exc:  # re-raised below, unchanged
-            if type(exc).__name__ == "OutOfResources":
-                _report_refusal(self, exc)
-            raise
-        if gpu and fresh and getattr(self, "module", None) is not None:
-            try:
-                with _LOCK:
-                    _DRV_SEQ[0] += 1
-                    path = os.path.join(SPOOL, "drv-%d-%d.json" % (os.getpid(), _DRV_SEQ[0]))
-                _write_json_atomic(
-                    path,
-                    {
-                        "hash": getattr(self, "hash", None),
-                        "name": getattr(self, "name", None),
-                        "n_regs": getattr(self, "n_regs", None),
-                        "n_spills": getattr(self, "n_spills", None),
-                        "n_max_threads": getattr(self, "n_max_threads", None),
-                    },
-                )
-            except Exception:  # resource figures are optional: never break the user's kernel launch
-                pass
-        return out
-
-    _init_handles.__irscope_wrapped__ = True  # type: ignore[attr-defined]  # marks the method wrapped once
-    _init_handles.__wrapped__ = original  # type: ignore[attr-defined]  # Triton's own, for inspect.unwrap
-    compiled_kernel_cls._init_handles = _init_handles
-
-
-_REFUSED: set = set()  # hashes reported: Triton <= 3.1 tries to load again at each launch
-
-
-def _report_refusal(kernel, exc):
-    key = getattr(kernel, "hash", None)
-    if key in _REFUSED:
-        return
-    _REFUSED.add(key)
-    fake = sys.modules.get("irscope_fake_driver")
-    try:
-        with _LOCK:
-            _DRV_SEQ[0] += 1
-            path = os.path.join(SPOOL, "refused-%d-%d.json" % (os.getpid(), _DRV_SEQ[0]))
-        _write_json_atomic(path, {
-            "hash": key,
-            "name": getattr(kernel, "name", None),
-            "type": type(exc).__name__,
-            "message": str(exc),
-            # inside a stand-in benchmark: an autotuner's config, which the autotuner prunes
-            "benchmarking": bool(fake is not None and fake.benchmarking()),
-        })
-    except Exception:  # a report only: the user's launch fails with Triton's own error either way
-        pass
-
-
 def _patch_triton():
     """Wrap Triton's compile entry points; called once Triton is imported."""
     if _INSTALLED[0]:
@@ -571,7 +316,7 @@ def _patch_triton():
         return
     _REMARKS[0] = _enable_remarks()
     try:
-        _patch_jit_run()
+        patch_jit_run()
     except Exception:  # launch records are optional: a Triton whose JIT differs still compiles
         pass
     original_compile = cc.compile
@@ -601,7 +346,7 @@ def _patch_triton():
             setattr(module, "make_backend", make_backend)
     ck = getattr(cc, "CompiledKernel", None)
     if ck is not None:
-        _patch_init_handles(ck, MODE == "gpu")
+        patch_init_handles(ck, MODE == "gpu")
     if MODE == "compile-only":
         import irscope_fake_driver
 

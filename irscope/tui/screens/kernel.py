@@ -6,7 +6,8 @@ line of ``x = tl.load(\\n    ptr)`` shows the statement's ops, and the source pa
 the statement's lines); enter on an op shows its details (types, layout and a warp/lane
 grid, location chain, the pass that made it, what it became); ``]``/``[`` jump to the
 linked op in the next/previous stage, and the Python pane follows. ``v`` splits the pane
-into two stages with linked highlights.
+into two stages with linked highlights. Those three are in :mod:`irscope.tui.kernel_links`,
+the focus, escape and pane widths in :mod:`irscope.tui.kernel_nav` (the screen's bases).
 
 Stage texts are read and parsed in thread workers when first shown, so the UI thread
 never waits on the bundle or the parser; the other stages are indexed in the
@@ -26,12 +27,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Static, Tabs
 
 from irscope.tui import screen_data
-from irscope.tui.kernel_nav import KernelNavigation
+from irscope.tui.kernel_links import KernelLinks
 from irscope.tui.screen_data import StageIndex
 from irscope.tui.widgets.ir_view import IRView
 from irscope.tui.widgets.error_panel import JUMP_KEY, ErrorPanel
 from irscope.tui.widgets.heat import heat_status, op_heat_status, stage_heat
-from irscope.tui.widgets.op_details import OpDetails, op_detail, render_detail
+from irscope.tui.widgets.op_details import OpDetails
 from irscope.tui.widgets.python_pane import PythonPane
 from irscope.tui.widgets.why_panel import WhyPanel
 from irscope.tui.widgets.search_bar import SearchBar
@@ -48,7 +49,7 @@ NARROW_WIDTH = 110
 """Below this many columns the panes stack (source above stages) instead of side by side."""
 
 
-class KernelScreen(KernelNavigation):
+class KernelScreen(KernelLinks):
     """One capture: source, stages, op details, split view."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -399,149 +400,6 @@ class KernelScreen(KernelNavigation):
         if self.stage is not None:
             at = self.stages.index(self.stage)
             self.select_stage(self.stages[(at - 1) % len(self.stages)])
-
-    # -- details and jumps ---------------------------------------------------------
-    def show_details(self) -> None:
-        """Gather the details of the op under the stage cursor (in a worker) and show them."""
-        op = self.op_under_cursor()
-        if op is None or self.stage is None:
-            self.notify("no op starts on this line", severity="warning", timeout=2)
-            return
-        panel = self.query_one(OpDetails)
-        panel.show_text(Text(f"{op.name}: reading links and pass origins...", style="dim"))
-        self.gather_details(self.stage, op)
-
-    @work(thread=True, group="details", exclusive=True, exit_on_error=False)
-    def gather_details(self, stage: str, op: "Op") -> None:
-        """Build the op's details off the UI thread (links and origins are computed once)."""
-        module = self.indexes[stage].module
-        if module is None:  # an unparsed stage has no ops to pick
-            return
-        width = max(8, (self.app.size.width - 12) // 3)
-        detail = op_detail(self.capture, stage, op, module, self.stages, grid_cols=min(16, width))
-        self.app.call_from_thread(self._details_ready, detail)
-
-    def _details_ready(self, detail) -> None:
-        self._detail = detail
-        self.query_one(OpDetails).show_text(render_detail(detail))
-
-    def action_toggle_details(self) -> None:
-        """Show or hide the op details."""
-        panel = self.query_one(OpDetails)
-        if panel.shown:
-            panel.hide()
-        else:
-            self.show_details()
-
-    def action_jump_next(self) -> None:
-        """Jump to what the selected op became in the next stage."""
-        self._jump(+1)
-
-    def action_jump_previous(self) -> None:
-        """Jump to what the selected op came from in the previous stage."""
-        self._jump(-1)
-
-    def _jump(self, direction: int) -> None:
-        d = self._detail
-        if d is None or d.stage != self.stage:
-            self.notify("select an op first (enter on a stage line)", severity="warning",
-                        timeout=2)
-            return
-        target = d.next_stage if direction > 0 else d.previous_stage
-        ops = d.links.get(target, []) if target else []
-        if not ops:
-            self.notify(f"nothing linked in the {'next' if direction > 0 else 'previous'} stage",
-                        severity="warning", timeout=2)
-            return
-        self.jump_to(target, ops[0].line)
-
-    def jump_to(self, stage: str, text_line: int) -> None:
-        """Show ``stage`` at 1-based ``text_line`` and move the Python pane to its line."""
-        self._jumping = True
-        self.select_stage(stage)
-        view = self.query_one("#stage", IRView)
-
-        def go() -> None:
-            self._jumping = False
-            view.goto_line(text_line - 1)
-            view.focus()
-            index = self.indexes.get(stage)
-            op = index.op_at(text_line) if index is not None else None
-            if op is not None:
-                source = self.query_one("#source", PythonPane)
-                row = source.row_of_op(stage, op)  # the first line of the op's statement
-                if row is not None:
-                    if source.cursor_line != row:
-                        self._no_follow = True  # the stage pane stays on the jump target
-                    source.goto_line(row)
-                self.show_details()
-
-        if stage in self._texts and stage in self.indexes:
-            go()
-        else:
-            self._after_load(stage, go)
-
-    @work(thread=True, group="jump", exclusive=True, exit_on_error=False)
-    def _after_load(self, stage: str, then) -> None:
-        # The stage is read and indexed by its own worker; the core caches the parse, so
-        # indexing here again costs a lookup, and the callback runs once both are in.
-        text = self.capture.stage(stage).text
-        index = self._indexer.get(stage)
-
-        def done() -> None:
-            self._texts.setdefault(stage, text if isinstance(text, str) else "(binary stage)")
-            self.indexes.setdefault(stage, index)
-            if self.stage == stage:
-                self._fill("#stage", stage)
-            then()
-
-        self.app.call_from_thread(done)
-
-    # -- split view ----------------------------------------------------------------
-    def action_toggle_split(self) -> None:
-        """Show two stages side by side (the main one and the next)."""
-        self.split = not self.split
-        view = self.query_one("#stage2", IRView)
-        view.display = self.split
-        self.set_class(self.split, "-split")
-        if self.split:
-            self._show_split()
-        else:
-            self._linked_marks = {}
-
-    def _show_split(self) -> None:
-        stage = self.split_stage()
-        if stage is not None:
-            self.show_stage(stage, pane="#stage2")
-            self._update_linked_highlight()
-
-    def _update_linked_highlight(self) -> None:
-        op = self.op_under_cursor()
-        other = self.split_stage()
-        if op is None or other is None or self.stage is None:
-            self._linked_marks = {}
-            self.update_line_marks()
-            return
-        self.linked_ops(self.stage, op.line, other)
-
-    @work(thread=True, group="linked", exclusive=True, exit_on_error=False)
-    def linked_ops(self, stage: str, line: int, other: str) -> None:
-        """What the op under the cursor is linked to in the split pane's stage."""
-        from irscope.errors import IrscopeError
-
-        try:
-            got = self.capture.links_for_op(stage, line).links.get(other, [])
-        except IrscopeError:
-            got = []
-        self.app.call_from_thread(self._linked_ready, other, [o.line for o in got])
-
-    def _linked_ready(self, other: str, lines: list[int]) -> None:
-        if other != self.split_stage():
-            return
-        self._linked_marks = {ln - 1: "hit" for ln in lines}
-        self.update_line_marks()
-        if lines:
-            self.query_one("#stage2", IRView).goto_line(lines[0] - 1)
 
     # -- search ------------------------------------------------------------------
     def _focused_view(self) -> IRView:
