@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
-from irscope.compiler.failure_text import FRONTEND_AT, frontend_position, meaningful_line
+from irscope.compiler.failure_text import (FRONTEND_AT, PASS_MANAGER_FAILED, frontend_position, meaningful_line,
+                                           pipeline_diagnostic)
 from irscope.compiler.passdump import split_pass_dump
 from irscope.compiler.remarks import RECORDED, parse_diagnostics
 from irscope.compiler.stages import (AMDGCN, BINARY_STAGES, CUBIN, ERROR, EXACT_STAGES, JSON, KIND_LLVM, KIND_MIR,
@@ -48,13 +50,22 @@ def variant_label(constexprs: dict, options: dict) -> str:
     return ",".join(parts) or "default"
 
 
+# A ``@triton.jit`` function passed as a constexpr, as Triton prints it.
+_JIT_FUNCTION = re.compile(r"^JITFunction\([\w.]*:(?:[\w.<>]+\.)?(\w+)\)$")
+
+
 def _short(value) -> str:
     text = str(value)
+    function = _JIT_FUNCTION.match(text)
+    if function:  # ACT=relu, as the launch wrote it, not ACT=JITFunction(__main__:...
+        return function.group(1)
     return text if len(text) <= 24 else text[:21] + "..."
 
 
-def _error_summary(error: dict, meta: dict | None = None) -> str:
-    """One line for a compile error: type, where (frontend errors), the most telling line."""
+def _error_summary(error: dict, meta: dict | None = None, log: str = "") -> str:
+    """One line for a compile error: type, where (frontend errors), the most telling line;
+    a failed MLIR pass (``PassManager::run failed``) gets the diagnostic it printed to
+    the ``log``."""
     message = error.get("message") or ""
     etype = error.get("type", "Error")
     frontend = FRONTEND_AT.match(message.lstrip())
@@ -64,7 +75,9 @@ def _error_summary(error: dict, meta: dict | None = None) -> str:
         reason = lines[-1] if lines else ""
         where = _frontend_where(error, message, meta or {})
         return f"{etype} at {where}: {reason[:300]}" if where else f"{etype}: {reason[:300]}"
-    return f"{etype}: {meaningful_line(message)[:300]}"
+    line = meaningful_line(message)
+    why = pipeline_diagnostic(log) if line.strip() == PASS_MANAGER_FAILED else None
+    return f"{etype}: {line[:300]}" + (f": {why}" if why else "")
 
 
 def _frontend_where(error: dict, message: str, meta: dict) -> str:
@@ -450,7 +463,7 @@ def read_record(record_dir: str, *, run_tools: bool = True) -> CapturedKernel:
         resources=resources,
         metadata=metadata,
         mode=meta.get("mode") or "",
-        error=_error_summary(error, meta) if error else None,
+        error=_error_summary(error, meta, log) if error else None,
         error_detail=error_detail,
         failed_stage=failed_stage,
         failed_pass=failed_pass,

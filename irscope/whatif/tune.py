@@ -206,9 +206,19 @@ def _matches(captured: CapturedKernel, kernel: str, config: dict[str, Value]) ->
         return False  # the kernel's file compiled it when it was loaded
     for key, value in config.items():
         got = (captured.options if key in TUNABLE_OPTIONS else captured.constexprs).get(key)
-        if str(got) != str(value):
+        if str(got) != str(value) and _function_name(got) != str(value):
             return False
     return True
+
+
+_FUNCTION = re.compile(r"^JITFunction\([\w.]*:(?:[\w.<>]+\.)?(\w+)\)$")
+
+
+def _function_name(value: object) -> str | None:
+    """``relu`` for a ``@triton.jit`` function passed as a constexpr, as a capture
+    records it (``JITFunction(module:relu)``): a grid names it so."""
+    m = _FUNCTION.match(value) if isinstance(value, str) else None
+    return m.group(1) if m else None
 
 
 # -- compiling -------------------------------------------------------------------------

@@ -43,6 +43,29 @@ def _constexpr(value):
     return value
 
 
+# How a ``@triton.jit`` function passed as a constexpr reads in a capture's JSON.
+_FUNCTION = re.compile(r"^JITFunction\(([\w.]*):([\w.<>]+)\)$")
+_NAME = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _functions(constexprs, captured, fn):
+    """``constexprs`` with the ``@triton.jit`` functions passed as constexprs
+    (``ACT=relu``) back as functions: the captured text ``JITFunction(module:relu)``,
+    and a grid's bare name (``ACT=relu,gelu``) for a key the capture passed a function
+    in, each looked up among the kernel's module-level names."""
+    names = getattr(fn, "__globals__", None) or getattr(getattr(fn, "fn", None), "__globals__", {})
+    out = {}
+    for key, value in constexprs.items():
+        name = None
+        if isinstance(value, str):
+            m = _FUNCTION.match(value)
+            if m:
+                name = m.group(2).split(".")[-1]
+            elif _NAME.match(value) and isinstance(captured.get(key), str) and _FUNCTION.match(captured[key]):
+                name = value
+        out[key] = names.get(name, value) if name else value
+    return out
+
 
 def _jit_function(fn):
     """(the ``JITFunction`` under an ``@triton.autotune`` / ``@triton.heuristics``
@@ -245,6 +268,7 @@ def main(spec_path):
     for job in spec["jobs"]:
         constexprs = dict(spec.get("constexprs", {}))
         constexprs.update(job.get("constexprs", {}))
+        constexprs = _functions(constexprs, spec.get("constexprs", {}), fn)
         options = dict(spec.get("options", {}))
         options.update(job.get("options", {}))
         options = {k: v for k, v in options.items() if v is not None}
