@@ -107,3 +107,29 @@ def telling_lines(detail: str, limit: int = 12) -> tuple[str, ...]:
         key = meaningful_line(head)
         kept = kept[:limit - 1] + ([key] if key and not any(key in ln for ln in kept[:limit - 1]) else [kept[limit - 1]])
     return tuple(kept)
+
+
+PASS_MANAGER_FAILED = "PassManager::run failed"
+"""What Triton raises when an MLIR pass fails: the pass's own diagnostic went to stderr."""
+_ASSERTION = re.compile(r"(?P<file>[^\s:]+):(?P<line>\d+):.*?Assertion `(?P<cond>.+)' failed\.?\s*$")
+_MLIR_ERROR = re.compile(r"^\S+:\d+:\d+: error: (?P<msg>\S.*)$")
+_GENERIC_MLIR = "failures have been detected while processing an mlir pass pipeline"
+
+
+def pipeline_diagnostic(log: str) -> str | None:
+    """The first line of what a compile printed (its ``log``) that says why an MLIR pass
+    failed, when Triton's exception only says ``PassManager::run failed``: a failed
+    assertion (``assertion `aElem.getType() == tgtTy' failed (FMA.cpp:28)``), an
+    ``LLVM ERROR:``, or an MLIR ``error:`` other than the generic "failures have been
+    detected" one; None when it printed none."""
+    for raw in (log or "").splitlines():
+        ln = raw.strip()
+        m = _ASSERTION.search(ln)
+        if m:
+            return f"assertion `{m['cond']}' failed ({m['file'].rsplit('/', 1)[-1]}:{m['line']})"[:300]
+        if ln.startswith("LLVM ERROR:"):
+            return ln[:300]
+        m = _MLIR_ERROR.match(ln)
+        if m and not m["msg"].lower().startswith(_GENERIC_MLIR):
+            return m["msg"][:300]
+    return None
