@@ -16,8 +16,8 @@ from irscope.errors import IrscopeError
 from irscope.store.attachments import attachments
 from irscope.store.bundle import Bundle as StoreBundle
 from irscope.whatif.equivalence import compile_differences
-from irscope.whatif.replay import (ReplayRequest, _chunks, check_request, known_passes, option_value, parse_set,
-                                   replay_many)
+from irscope.whatif.replay import (ReplayOutcome, ReplayRequest, _chunks, check_request, known_passes, option_value,
+                                   parse_set, replay_many)
 
 SAMPLES = DATA / "samples_sm90.irscope"  # matmul_kernel #5: num_stages=5, num_warps=2
 LEARNER = DATA / "learner_sm90.irscope"  # _attn_fwd #2: STAGE=3, num_stages=3
@@ -231,6 +231,13 @@ def test_bad_sets_are_one_line_errors():
         check_request(ReplayRequest(str(SAMPLES), cap.id, sets=(("num_stages", "1.5"),)), cap)
     with pytest.raises(IrscopeError, match="expected true or false"):
         check_request(ReplayRequest(str(SAMPLES), cap.id, sets=(("enable_fp_fusion", "2"),)), cap)
+    # options only the frontend reads are in the captured IR already: setting one would change nothing
+    for key in ("debug", "sanitize_overflow", "default_dot_input_precision", "max_num_imprecise_acc_default"):
+        with pytest.raises(IrscopeError, match=rf"^{key} acts in the frontend .* the captured IR holds {key}="):
+            check_request(ReplayRequest(str(SAMPLES), cap.id, sets=((key, "1"),)), cap)
+    with pytest.raises(IrscopeError) as err:
+        check_request(ReplayRequest(str(SAMPLES), cap.id, sets=(("num_stage", "2"),)), cap)
+    assert "debug" not in str(err.value)  # not offered among the options a replay sets
     check_request(ReplayRequest(str(SAMPLES), cap.id, sets=(("maxnreg", "128"), ("enable_fp_fusion", "false"))), cap)
     with pytest.raises(IrscopeError, match="use --from ttir"):
         check_request(ReplayRequest(str(SAMPLES), cap.id, "ttgir", sets=(("num_stages", "2"),)), cap)
@@ -306,6 +313,14 @@ def test_maxnreg_from_ttgir_reaches_the_lowering(tmp_path):
         assert cap.resources.registers <= 40 < _cap(*MATMUL).resources.registers
 
 
+def test_a_replay_by_another_triton_says_so():
+    req = ReplayRequest("b", 1)
+    assert ReplayOutcome(req, 1, True, triton="3.6.0", original_triton="3.6.0").version_note() is None
+    assert ReplayOutcome(req, 1, True, triton="3.6.0").version_note() is None  # an older bundle: not known
+    note = ReplayOutcome(req, 1, True, triton="3.6.0", original_triton="3.9.0").version_note()
+    assert note is not None and note.startswith("the original was compiled with Triton 3.9.0, this replay with 3.6.0")
+
+
 def test_replays_are_dealt_to_children_one_python_each():
     reqs = [ReplayRequest("b", 1, python=py) for py in (None, None, None, "old", None, "old")]
     assert _chunks(reqs, 1) == [[0, 1, 2, 4], [3, 5]]
@@ -326,7 +341,11 @@ def test_a_newer_triton_leaves_the_pass_out(tmp_path):
                 "-o", out, check=True)
     data = json.loads(p.stdout)
     assert data["ok"] and data["dropped"] == ["tritongpu-pipeline"]
+    assert data["triton"].startswith("3.9") and data["original_triton"] == _cap(*MATMUL).triton_version
     with irscope.open(str(out)) as rep:
         cap = rep.capture(f"#{data['replay_id']}")
         assert cap.triton_version.startswith("3.9") and ASYNC_COPY not in cap.stage(TTGIR).text
+        # the replay says that another Triton made it: not every difference is the pass's
+        assert any(n.startswith(f"the original was compiled with Triton {data['original_triton']}, this replay "
+                                f"with {data['triton']}") for n in cap.notes)
         assert "tritongpu-pipeline" not in [p.row.argument for p in cap.passes(TTGIR)]

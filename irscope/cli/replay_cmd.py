@@ -148,6 +148,9 @@ def _print(outcome: "ReplayOutcome", output: str, bundle: str) -> None:
     if missing:
         err.print(Text.assemble(("note: ", "yellow"), f"not in this replay's pipeline, so not left out: "
                                                        f"{', '.join(missing)}"), highlight=False)
+    versions = outcome.version_note()
+    if versions:
+        err.print(Text.assemble(("note: ", "yellow"), versions), highlight=False)
     diff = _diff_command(bundle, req.capture_id, output, outcome)
     if diff:
         err.print(Text(f"bundle: {output}; compare: {diff}"), highlight=False)

@@ -11,7 +11,6 @@ stamped with what was changed (attachment kind ``replay``, and the capture's not
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import queue
@@ -19,58 +18,27 @@ import re
 import shutil
 import sys
 import tempfile
-import textwrap
 import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from irscope.capture.helper_sources import helper_sources
 from irscope.capture.ingest import variant_label
-from irscope.capture.session import CHILD_DIR, CaptureRequest, TargetOutcome, check_python, run_capture, run_info
+from irscope.capture.session import CHILD_DIR, CaptureRequest, TargetOutcome, run_capture, run_info
 from irscope.compiler.records import CapturedKernel, FunctionSource
-from irscope.compiler.stages import LLIR, SOURCE, TTGIR, TTIR
-from irscope.core.passes import droppable_passes
+from irscope.compiler.stages import SOURCE, TTGIR, TTIR
 from irscope.core.target import Target
 from irscope.errors import IrscopeError
 from irscope.store.attachments import add_attachment
 from irscope.store.bundle import Bundle as StoreBundle
 
+# The request and its checks live in replay_request; they are part of this module's API too.
+from irscope.whatif.replay_request import (EDITED_STAGE, FROM_STAGES, FRONTEND_OPTIONS, ReplayRequest,  # noqa: F401
+                                           check_request, known_passes, loop_stages_constexpr, option_value,
+                                           parse_set, settable_options)
+
 if TYPE_CHECKING:
     from irscope.core.capture import Capture
-
-FROM_STAGES = (TTIR, TTGIR)
-"""The stages a replay can start from."""
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayRequest:
-    """One replay: which capture, from which stage, and what changes."""
-
-    bundle: str
-    """Path of the bundle holding the original capture."""
-    capture_id: int
-    """The original capture's id in that bundle."""
-    from_stage: str = TTIR
-    """``ttir`` (the TTGIR pipeline runs again) or ``ttgir`` (the LLVM lowering onwards)."""
-    sets: tuple[tuple[str, str], ...] = ()
-    """Compile options to change, as written (``("num_stages", "2")``)."""
-    target: str | None = None
-    """Another target (``sm_80``); None keeps the captured one."""
-    without: tuple[str, ...] = ()
-    """Passes to leave out, by their MLIR argument (``tritongpu-pipeline``)."""
-    python: str | None = None
-    """Another Python (with its own Triton) to compile with; None: irscope's own."""
-
-    def label(self) -> str:
-        """What the replay changes, in one short line (``from ttir, num_stages=2, -tritongpu-pipeline``)."""
-        parts = [f"from {self.from_stage}"]
-        parts += [f"{k}={v}" for k, v in self.sets]
-        if self.target:
-            parts.append(f"target {self.target}")
-        parts += [f"-{p}" for p in self.without]
-        if self.python:
-            parts.append(f"python {self.python}")
-        return ", ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +57,15 @@ class ReplayOutcome:
     failed_pass: str | None = None
     dropped: tuple[str, ...] = ()
     """The passes actually left out (a pass named but absent from the pipeline is not here)."""
+    triton: str | None = None
+    """The version of the Triton that compiled the replay."""
+    original_triton: str | None = None
+    """The version of the Triton that compiled the original capture."""
+
+    def version_note(self) -> str | None:
+        """A line saying that the replay and its original were compiled by different
+        Tritons, else None (:func:`version_note`)."""
+        return version_note(self.triton, self.original_triton)
 
     def to_json(self) -> dict:
         """The ``irscope replay --json`` object."""
@@ -106,135 +83,28 @@ class ReplayOutcome:
             "failed_stage": self.failed_stage,
             "failed_pass": self.failed_pass,
             "dropped": list(self.dropped),
+            "triton": self.triton,
+            "original_triton": self.original_triton,
         }
+
+
+def version_note(triton: str | None, original: str | None) -> str | None:
+    """A line saying that a replay (compiled by Triton ``triton``) and its original
+    (by ``original``) were compiled by different Tritons, so that not every difference
+    between them is the replay's change; None when they were not, or one is unknown."""
+    if not triton or not original or triton == original:
+        return None
+    return (f"the original was compiled with Triton {original}, this replay with {triton}: part of any difference "
+            f"comes from the versions (--python picks the Triton)")
 
 
 ProgressFn = Callable[[int, int, ReplayOutcome], None]
 """``on_progress(done, total, outcome)``: called once per finished replay."""
 
 
-EDITED_STAGE = {TTIR: TTGIR, TTGIR: LLIR}
-"""The stage whose pass pipeline a replay from each stage runs, and can edit."""
-
 REPLAY_SCRIPT = os.path.join(CHILD_DIR, "irscope_replay.py")
 STAMP_KIND = "replay"
 """The attachment kind of a replay's stamp."""
-
-# Options the target decides (or paths into one Triton's wheel): a replay lets the
-# compiler derive them again rather than carry the captured values over.
-_DERIVED_OPTIONS = frozenset({"arch", "backend_name", "warp_size", "extern_libs", "supported_fp8_dtypes",
-                              "deprecated_fp8_dot_operand_dtypes", "allowed_dot_input_precisions", "ir_override",
-                              "ptx_version"})
-# Options that act in the TTGIR pipeline: a replay from TTGIR (that pipeline has run) cannot change them.
-_TTGIR_PIPELINE_OPTIONS = ("num_warps", "num_stages", "num_ctas")
-
-
-def known_passes(cap: "Capture", stage: str = TTGIR) -> tuple[str, ...]:
-    """The passes of ``cap``'s captured ``stage`` pipeline that a replay can leave
-    out, by MLIR argument, in pipeline order, each once (the rule:
-    :func:`irscope.core.passes.droppable_passes`)."""
-    return droppable_passes(cap.passes(stage))
-
-
-def parse_set(item: str) -> tuple[str, str]:
-    """``'num_stages=2'`` -> ``('num_stages', '2')``; IrscopeError (one line) otherwise."""
-    key, eq, value = item.partition("=")
-    if not eq or not key.strip() or not value.strip():
-        raise IrscopeError(f"--set {item!r}: expected KEY=VALUE, e.g. num_stages=2")
-    return key.strip(), value.strip()
-
-
-def option_value(text: str) -> Any:
-    """A ``--set`` value as the compiler takes it: an int, a float, a bool, else the text."""
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return text
-
-
-def _kind(value: Any) -> str:
-    """What sort of value an option takes, in words."""
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    return "text"
-
-
-def settable_options(cap: "Capture") -> tuple[str, ...]:
-    """The compile options a replay of ``cap`` can set: the captured ones that are
-    scalars and not derived from the target."""
-    return tuple(sorted(k for k, v in cap.options.items()
-                        if k not in _DERIVED_OPTIONS and (v is None or isinstance(v, (bool, int, float, str)))))
-
-
-def check_request(req: ReplayRequest, cap: "Capture") -> None:
-    """IrscopeError (one line) when ``req`` cannot replay ``cap``: a ``python`` that is
-    not an interpreter, a stage it cannot start from, an option it cannot set, a pass
-    its pipeline does not have."""
-    if req.python is not None:
-        check_python(req.python)
-    if req.from_stage not in FROM_STAGES:
-        raise IrscopeError(f"cannot replay from {req.from_stage!r}: choose one of {', '.join(FROM_STAGES)}")
-    if req.from_stage not in cap.stages:
-        raise IrscopeError(f"#{cap.id} {cap.kernel} has no {req.from_stage} stage to replay from"
-                           + (f" (it failed: {cap.error})" if cap.error else ""))
-    if req.target is not None:
-        target = Target.parse(req.target)
-        if req.from_stage == TTGIR and target.name != cap.target:
-            raise IrscopeError(f"--target {target.name} needs --from ttir: the captured TTGIR's layouts are made "
-                               f"for {cap.target}")
-    valid = settable_options(cap)
-    for key, value in req.sets:
-        if key in cap.constexprs and not (key in valid and loop_stages_constexpr(cap, key)):
-            raise IrscopeError(f"{key} is a constexpr of {cap.kernel}, fixed in the captured IR: a replay sets "
-                               f"compile options only ({', '.join(valid)}); irscope tune compiles other values")
-        if key not in valid:
-            raise IrscopeError(f"{key!r} is not a compile option of this capture (options: {', '.join(valid)})")
-        captured = cap.options.get(key)
-        given = _kind(option_value(value))
-        if captured is not None and given != _kind(captured) and (given, _kind(captured)) != ("an integer", "a number"):
-            raise IrscopeError(f"--set {key}={value}: expected {_kind(captured)} (captured: {key}={captured})")
-        if key == "maxnreg" and (isinstance(option_value(value), bool) or not isinstance(option_value(value), int)):
-            raise IrscopeError(f"--set maxnreg={value}: expected an integer (registers per thread)")
-        if req.from_stage == TTGIR and key in _TTGIR_PIPELINE_OPTIONS:
-            raise IrscopeError(f"{key} acts in the TTGIR pipeline, which a replay --from ttgir does not run: "
-                               f"use --from ttir")
-    stage = EDITED_STAGE[req.from_stage]
-    known = known_passes(cap, stage)
-    unknown = [p for p in req.without if p not in known]
-    if unknown:
-        raise IrscopeError(f"unknown pass {unknown[0]!r} in the {stage} pipeline of #{cap.id} {cap.kernel} "
-                           f"(a replay --from {req.from_stage} can leave out: {', '.join(known) or 'none'})")
-
-
-def loop_stages_constexpr(cap: "Capture", name: str) -> bool:
-    """Whether the kernel's constexpr ``name`` is also the option ``num_stages`` and is
-    used only as the ``num_stages=`` of its loops (Triton's softmax tutorial passes
-    its ``num_stages`` both ways, ``tl.range(..., num_stages=num_stages)``), and every
-    loop's ``num_stages=`` is that constexpr: then the captured TTIR holds the value
-    only as its loops' ``tt.num_stages`` attributes, and a replay can set both."""
-    if name != "num_stages" or not isinstance(cap.source.text, str):
-        return False
-    try:
-        tree = ast.parse(textwrap.dedent(cap.source.text))
-    except SyntaxError:
-        return False
-    as_stages = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == "num_stages":
-            if not (isinstance(node.value, ast.Name) and node.value.id == name):
-                return False  # a loop with stages of its own: its attribute cannot be told apart
-            as_stages += 1
-    uses = sum(1 for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == name)
-    return as_stages > 0 and uses == as_stages
-
 
 _LOOP_STAGES = re.compile(r"(\btt\.num_stages\s*=\s*)(\d+)(\s*:\s*i32)")
 
@@ -295,6 +165,7 @@ class _Original:
     signature: dict
     constexprs: dict
     attrs: dict
+    triton: str | None = None
     helpers: list[FunctionSource] = field(default_factory=list)
 
 
@@ -306,10 +177,11 @@ def _original(cap: "Capture") -> _Original:
         helpers = [FunctionSource(*row) for row in store.helper_sources(cap.id)]
     return _Original(cap.id, cap.kernel, cap.variant, cap.target, src.file, src.first_line, src.text,
                      source_ir if isinstance(source_ir, str) else None, dict(cap.info.get("signature") or {}),
-                     dict(cap.constexprs), dict(cap.info.get("attrs") or {}), helpers)
+                     dict(cap.constexprs), dict(cap.info.get("attrs") or {}), cap.triton_version, helpers)
 
 
-def _as_replay(k: CapturedKernel, orig: _Original, req: ReplayRequest, dropped: list[str]) -> CapturedKernel:
+def _as_replay(k: CapturedKernel, orig: _Original, req: ReplayRequest, dropped: list[str],
+               version_note: str | None = None) -> CapturedKernel:
     """The child's capture of a replay, named as its original (kernel, source,
     signature) and noting what changed; the variant label is the replay's own."""
     options = {key: v for key, v in k.options.items() if key != "irscope_replay_job"}
@@ -323,6 +195,8 @@ def _as_replay(k: CapturedKernel, orig: _Original, req: ReplayRequest, dropped: 
     notes = [note] + list(k.notes)
     if missing:
         notes.append(f"not in this replay's pipeline, so not left out: {', '.join(missing)}")
+    if version_note:
+        notes.append(version_note)
     helpers = orig.helpers or (helper_sources(orig.source_ir, orig.file, orig.first_line) if orig.source_ir else [])
     # a constexpr set with the option of its name (loop_stages_constexpr) takes the new value
     constexprs = {**orig.constexprs, **{key: option_value(v) for key, v in req.sets if key in orig.constexprs}}
@@ -512,7 +386,10 @@ class _Runner:
         req, orig = self.requests[i], self.origs[i]
         kernel = self.kernels.get(i)
         dropped = list((verdict or {}).get("dropped") or [])
-        error = (verdict or {}).get("error") or (kernel.error if kernel is not None else None)
+        said, summary = (verdict or {}).get("error"), kernel.error if kernel is not None else None
+        # The capture's summary where it says more than the child's line: what a failed
+        # MLIR pass printed (the exception itself only says "PassManager::run failed").
+        error = summary if summary and (not said or summary.startswith(said)) else (said or summary)
         if verdict is None:
             error = _child_failure(ends, req.python)
         if (verdict or {}).get("unreadable") and error:
@@ -521,14 +398,14 @@ class _Runner:
             kernel = None  # nothing compiled: no capture to keep
         cap_id = None
         if kernel is not None:
-            replay_kernel = _as_replay(kernel, orig, req, dropped)
+            replay_kernel = _as_replay(kernel, orig, req, dropped, version_note(triton, orig.triton))
             cap_id = bundle.add_capture(run_id, replay_kernel)
             self.outcomes_stored = True
             add_attachment(bundle, STAMP_KIND, cap_id, req.label(), _stamp(req, orig, dropped, triton))
         ok = bool(verdict and verdict.get("ok")) and kernel is not None and kernel.error is None
         outcome = ReplayOutcome(req, cap_id, ok, None if ok else _first_line(error or "the replay failed"),
                                 kernel.failed_stage if kernel is not None else None,
-                                kernel.failed_pass if kernel is not None else None, tuple(dropped))
+                                kernel.failed_pass if kernel is not None else None, tuple(dropped), triton, orig.triton)
         self.outcomes[i] = outcome
         if self.on_progress is not None:
             self.on_progress(len(self.outcomes), len(self.requests), outcome)
