@@ -89,8 +89,13 @@ def test_values_imports_and_defaults_are_recorded_as_python(recorded):
 
 
 def test_helpers_are_walked_through_aliases_and_user_modules(recorded):
-    assert recorded["twice_outer"] == {"alias": "outer"}
-    assert recorded["kernel_helpers"] == {"module": "kernel_helpers", "attrs": {"inner": {"alias": "inner"}}}
+    # each helper names the module it is defined in (``of``) and keeps its source
+    outer = recorded["twice_outer"]
+    assert (outer["alias"], outer["of"], outer["noinline"]) == ("outer", "kernel_helpers", False)
+    assert outer["jit"].startswith("def outer(x):")
+    helpers = recorded["kernel_helpers"]
+    assert helpers["module"] == "kernel_helpers" and list(helpers["attrs"]) == ["inner"]
+    assert helpers["attrs"]["inner"]["alias"] == "inner" and helpers["attrs"]["inner"]["of"] == "kernel_helpers"
     assert recorded["DEPTH"] == {"expr": "tl.constexpr(5)"}  # read by a helper of a helper, in its own module
     # a helper under its own name: its source (a compile whose constexprs prune the call names it nowhere else)
     assert recorded["inner"]["jit"].startswith("def inner(x):") and recorded["inner"]["noinline"] is False
