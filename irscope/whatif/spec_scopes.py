@@ -110,13 +110,21 @@ def _entries(names: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _module_lines(name: str, module: str, attrs: dict[str, Any], refs: dict[tuple[str, str], str],
-                  defined: set[str]) -> list[str]:
+def module_lines(name: str, module: str, attrs: dict[str, Any], refs: dict[tuple[str, str], str],
+                 defined: set[str], *, strict: bool = False) -> list[str] | None:
+    """``name = types.ModuleType(module)`` and one assignment per attribute the kernel
+    reads off it (a helper among ``defined``, a value, a submodule built the same way:
+    ``pkg.sub = types.ModuleType('pkg.sub')``, an installed module imported by its
+    name). An attribute none of these rebuilds is left out, or, when ``strict``, makes
+    the whole module None (the kernel's own scope cannot do without it)."""
     lines = [f"{name} = types.ModuleType({module!r})"]
     for attr, got in sorted(attrs.items()):
         if not isinstance(got, dict):
+            if strict:
+                return None
             continue
         ref = ref_of(got, refs)
+        sub: list[str] | None = []
         if isinstance(got.get("expr"), str):
             lines.append(f"{name}.{attr} = {got['expr']}")
         elif ref is not None:
@@ -124,9 +132,15 @@ def _module_lines(name: str, module: str, attrs: dict[str, Any], refs: dict[tupl
         elif got.get("alias") in defined:
             lines.append(f"{name}.{attr} = {got['alias']}")
         elif isinstance(got.get("attrs"), dict):
-            lines += _module_lines(f"{name}.{attr}", str(got.get("module") or attr), got["attrs"], refs, defined)
+            sub = module_lines(f"{name}.{attr}", str(got.get("module") or attr), got["attrs"], refs, defined,
+                               strict=strict)
+            lines += sub or []
         elif isinstance(got.get("import"), str):
             lines.append(f"{name}.{attr} = importlib.import_module({got['import']!r})")
+        else:
+            sub = None
+        if sub is None and strict:
+            return None
     return lines
 
 
@@ -158,7 +172,7 @@ def _scope_text(index: int, module: str, scope: dict[str, Any], refs: dict[tuple
         elif isinstance(got.get("alias"), str):
             head.append(f"{name} = {got['alias']}")
         elif isinstance(got.get("attrs"), dict):
-            tail += _module_lines(name, str(got.get("module") or name), got["attrs"], refs, set(functions))
+            tail += module_lines(name, str(got.get("module") or name), got["attrs"], refs, set(functions)) or []
     body = list(head)
     for own, fn in functions.items():
         if not isinstance(fn, dict) or not isinstance(fn.get("jit"), str):

@@ -32,7 +32,7 @@ from irscope.core.user_functions import _Sources, source_ir_defs  # the one rule
 from irscope.errors import IrscopeError
 from irscope.store.attachments import attachments
 from irscope.store.bundle import GLOBALS
-from irscope.whatif.spec_scopes import KERNEL_MODULE, SCOPES, Scoped, ref_of, scoped_modules
+from irscope.whatif.spec_scopes import KERNEL_MODULE, SCOPES, Scoped, module_lines, ref_of, scoped_modules
 
 if TYPE_CHECKING:
     from irscope.core.capture import Capture
@@ -246,31 +246,9 @@ def _recorded_globals(names: set[str], recorded: dict[str, Any], helpers: set[st
 
 def _user_module_lines(name: str, module: str, attrs: dict[str, Any], helpers: set[str],
                        refs: dict[tuple[str, str], str] | None = None) -> list[str] | None:
-    """``name = types.ModuleType(module)`` and one assignment per attribute the kernel
-    reads off it (a helper, a value, a submodule built the same way: ``pkg.sub =
-    types.ModuleType('pkg.sub')``, an installed module imported by its name); None
-    when a helper it names is not defined."""
-    lines = [f"{name} = types.ModuleType({module!r})"]
-    for attr, got in sorted(attrs.items()):
-        if not isinstance(got, dict):
-            return None
-        ref = ref_of(got, refs or {})
-        if isinstance(got.get("expr"), str):
-            lines.append(f"{name}.{attr} = {got['expr']}")
-        elif ref is not None:
-            lines.append(f"{name}.{attr} = {ref}")
-        elif got.get("alias") in helpers:
-            lines.append(f"{name}.{attr} = {got['alias']}")
-        elif isinstance(got.get("attrs"), dict):
-            sub = _user_module_lines(f"{name}.{attr}", str(got.get("module") or attr), got["attrs"], helpers, refs)
-            if sub is None:
-                return None
-            lines += sub
-        elif isinstance(got.get("import"), str):
-            lines.append(f"{name}.{attr} = importlib.import_module({got['import']!r})")
-        else:
-            return None
-    return lines
+    """A user module the kernel reads off, rebuilt by :func:`module_lines`; None when an
+    attribute it reads (a helper among ``helpers``...) cannot be rebuilt."""
+    return module_lines(name, module, attrs, refs or {}, helpers, strict=True)
 
 
 def _module_jits(recorded: dict[str, Any], names: set[str]) -> dict[str, dict[str, Any]]:
